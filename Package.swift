@@ -1,0 +1,48 @@
+// swift-tools-version:6.0
+// ZevAuth server: an OAuth 2.0 authorization server for native apps (RFC 8252, RFC 7636, RFC 9700).
+// Layers: C system-library targets → one Swift wrapper per C library → pure domain modules → the server
+// library → the `zevauth` executable. Pure modules (Encoding, PKCE, Authorize) import no C module.
+import PackageDescription
+
+let package = Package(
+    name: "ZevAuth",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "zevauth", targets: ["zevauth"]),
+    ],
+    targets: [
+        // MARK: C bridges (system libraries from Debian)
+        .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
+        .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CArgon2", pkgConfig: "libargon2", providers: [.apt(["libargon2-dev"])]),
+
+        // MARK: One Swift wrapper per C library
+        .target(name: "Crypto", dependencies: ["COpenSSL"]),
+        .target(name: "PasswordHashing", dependencies: ["CArgon2", "Crypto"]),
+        .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"]),
+        .target(name: "Postgres", dependencies: ["CLibPQ"]),
+
+        // MARK: Pure domain modules
+        .target(name: "Encoding"),
+        .target(name: "PKCE", dependencies: ["Encoding"]),
+        .target(name: "Authorize", dependencies: ["PKCE", "Encoding"]),
+
+        // MARK: Storage, server, executable
+        .target(name: "PostgresStore", dependencies: ["Postgres", "Authorize"], resources: []),
+        .target(name: "ZevAuthServer", dependencies: [
+            "Authorize", "PKCE", "Encoding", "Crypto", "PasswordHashing", "HTTPServer", "Postgres", "PostgresStore",
+        ]),
+        .executableTarget(name: "zevauth", dependencies: ["ZevAuthServer", "Postgres", "Crypto"]),
+
+        // MARK: Tests
+        .target(name: "ZevAuthTesting", dependencies: ["ZevAuthServer", "Postgres", "Authorize", "Crypto"], path: "Tests/ZevAuthTesting"),
+        .testTarget(name: "EncodingTests", dependencies: ["Encoding"]),
+        .testTarget(name: "PKCETests", dependencies: ["PKCE", "Crypto"]),
+        .testTarget(name: "CryptoTests", dependencies: ["Crypto", "PasswordHashing"]),
+        .testTarget(name: "AuthorizeTests", dependencies: ["Authorize", "PKCE"]),
+        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
+        .testTarget(name: "PostgresTests", dependencies: ["Postgres", "ZevAuthTesting"]),
+        .testTarget(name: "ZevAuthServerTests", dependencies: ["ZevAuthServer", "ZevAuthTesting", "Authorize", "PKCE", "Crypto", "Postgres", "Encoding"]),
+    ]
+)

@@ -1,0 +1,9 @@
+// COpenSSL: makes OpenSSL 3 libcrypto callable from Swift. No logic lives here.
+#ifndef COPENSSL_SHIM_H
+#define COPENSSL_SHIM_H
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/rand.h>
+#include <openssl/crypto.h>
+#include <openssl/err.h>
+#endif

@@ -1,0 +1,107 @@
+/// `application/x-www-form-urlencoded` decoding and RFC 3986 percent-encoding.
+///
+/// Source: WHATWG URL Standard §5.1 (application/x-www-form-urlencoded parsing), RFC 3986 §2.1 and §2.3.
+/// The query of `GET /v1/auth/zevid/start` and every form body are decoded here, so that `+` is a space
+/// and a value comes back to the client with the same decoded content (PRODUCT.md, "`state`").
+public enum FormURLEncoding {
+    /// Why a query string or form body could not be decoded.
+    public enum DecodingError: Error, Equatable, Sendable {
+        /// A `%` not followed by two hexadecimal digits.
+        case malformedPercentEscape
+        /// The decoded bytes are not valid UTF-8.
+        case invalidUTF8
+    }
+
+    /// Decodes `a=1&b=2+3` into ordered pairs, keeping duplicates and their order.
+    ///
+    /// Empty segments (`a=1&&b=2`) are skipped; a segment without `=` is a name with an empty value.
+    /// `+` decodes to a space and `%XX` to the byte `XX`; the result must be valid UTF-8.
+    /// - Parameter raw: the query without the leading `?`, or the body, exactly as sent.
+    /// - Returns: the `(name, value)` pairs in order.
+    /// - Throws: `DecodingError` for a malformed escape or invalid UTF-8 (the caller answers
+    ///   `invalid_request`, RFC 6749 §4.1.2.1).
+    public static func decode(_ raw: String) throws(DecodingError) -> [(name: String, value: String)] {
+        var pairs: [(name: String, value: String)] = []
+        for segment in raw.utf8.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true) {
+            let bytes = Array(segment)
+            if let eq = bytes.firstIndex(of: UInt8(ascii: "=")) {
+                pairs.append((try decodeComponent(bytes[..<eq]), try decodeComponent(bytes[(eq + 1)...])))
+            } else {
+                pairs.append((try decodeComponent(bytes[...]), ""))
+            }
+        }
+        return pairs
+    }
+
+    /// Decodes one name or value: `+` → space, `%XX` → byte, then UTF-8.
+    /// - Throws: `DecodingError`.
+    public static func decodeComponent<C: Collection>(_ bytes: C) throws(DecodingError) -> String
+    where C.Element == UInt8 {
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count)
+        var iterator = bytes.makeIterator()
+        while let byte = iterator.next() {
+            switch byte {
+            case UInt8(ascii: "+"):
+                out.append(UInt8(ascii: " "))
+            case UInt8(ascii: "%"):
+                guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else {
+                    throw .malformedPercentEscape
+                }
+                out.append(high << 4 | low)
+            default:
+                out.append(byte)
+            }
+        }
+        guard let string = String(validating: out, as: UTF8.self) else { throw .invalidUTF8 }
+        return string
+    }
+
+    /// Percent-encodes a string leaving only RFC 3986 unreserved characters (`A-Z a-z 0-9 - . _ ~`) bare;
+    /// a space becomes `%20`. Used for every value the server puts into a redirect's query.
+    /// - Parameter value: any string.
+    /// - Returns: the encoded string (upper-case hex digits).
+    public static func percentEncodeUnreserved(_ value: String) -> String {
+        var out = ""
+        out.reserveCapacity(value.utf8.count)
+        for byte in value.utf8 {
+            if isUnreserved(byte) {
+                out.unicodeScalars.append(Unicode.Scalar(byte))
+            } else {
+                out += "%"
+                out.unicodeScalars.append(Unicode.Scalar(hexDigits[Int(byte >> 4)]))
+                out.unicodeScalars.append(Unicode.Scalar(hexDigits[Int(byte & 0x0F)]))
+            }
+        }
+        return out
+    }
+
+    /// Encodes ordered pairs as a query string (`a=1&b=x%20y`), every name and value through
+    /// `percentEncodeUnreserved(_:)`.
+    public static func encode(_ pairs: [(String, String)]) -> String {
+        pairs.map { percentEncodeUnreserved($0.0) + "=" + percentEncodeUnreserved($0.1) }.joined(separator: "&")
+    }
+
+    /// RFC 3986 §2.3 unreserved: `ALPHA / DIGIT / "-" / "." / "_" / "~"`.
+    @inlinable public static func isUnreserved(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
+            UInt8(ascii: "~"):
+            return true
+        default:
+            return false
+        }
+    }
+
+    private static let hexDigits: [UInt8] = Array("0123456789ABCDEF".utf8)
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
+        default: return nil
+        }
+    }
+}
