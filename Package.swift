@@ -18,7 +18,7 @@ let package = Package(
         .systemLibrary(name: "CArgon2", pkgConfig: "libargon2", providers: [.apt(["libargon2-dev"])]),
 
         // MARK: One Swift wrapper per C library
-        .target(name: "Crypto", dependencies: ["COpenSSL"]),
+        .target(name: "Crypto", dependencies: ["COpenSSL", "Encoding"]),
         .target(name: "PasswordHashing", dependencies: ["CArgon2", "Crypto"]),
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"]),
         .target(name: "Postgres", dependencies: ["CLibPQ"]),
