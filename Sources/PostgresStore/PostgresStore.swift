@@ -1,0 +1,554 @@
+import Authorize
+import Foundation
+import Postgres
+
+/// Domain errors the store raises from SQLSTATEs, by constraint name, never by parsing message text.
+public enum StoreError: Error, Equatable, Sendable {
+    /// A unique constraint refused a duplicate (`constraint` names which), answered as 409 `conflict`.
+    case duplicate(constraint: String)
+    /// A referenced row does not exist (or belongs to someone else).
+    case notFound
+}
+
+/// Every SQL statement of the server, parameterized only (`$1…` through `PQexecParams`).
+///
+/// One instance is shared by all request threads; it holds no state beyond the pool, so any number of
+/// server instances may share one database (DEVELOPERS.md, "The shape we build").
+public final class PostgresStore: Sendable {
+    public let pool: PostgresPool
+
+    /// - Parameter pool: the connection pool every statement goes through.
+    public init(pool: PostgresPool) {
+        self.pool = pool
+    }
+
+    // MARK: - Tenancy and keys
+
+    /// Credentials of one environment at creation: the publishable key and the secret key's hash.
+    public struct NewEnvironmentKeys: Sendable {
+        public let publishableKey: String
+        public let secretKeyHash: String
+        public let secretKeySuffix: String
+        public init(publishableKey: String, secretKeyHash: String, secretKeySuffix: String) {
+            self.publishableKey = publishableKey
+            self.secretKeyHash = secretKeyHash
+            self.secretKeySuffix = secretKeySuffix
+        }
+    }
+
+    /// Creates a project with its development and production environments and one secret key each, in
+    /// one transaction.
+    /// - Returns: the project's id.
+    /// - Throws: `PostgresError`.
+    public func createProject(name: String, development: NewEnvironmentKeys, production: NewEnvironmentKeys, now: Date) throws -> String {
+        try pool.transaction { connection in
+            let project = try connection.query(
+                "INSERT INTO projects (name, created_at) VALUES ($1, to_timestamp($2::float8)) RETURNING id",
+                [name, SQLTime.parameter(now)])
+            let projectID = try project.rows[0].string("id")
+            for (kind, keys) in [("development", development), ("production", production)] {
+                try connection.query(
+                    """
+                    WITH environment AS (
+                        INSERT INTO environments (project_id, kind, publishable_key) VALUES ($1, $2, $3) RETURNING id
+                    )
+                    INSERT INTO secret_keys (environment_id, key_hash, key_suffix, created_at)
+                    SELECT id, $4, $5, to_timestamp($6::float8) FROM environment
+                    """,
+                    [projectID, kind, keys.publishableKey, keys.secretKeyHash, keys.secretKeySuffix, SQLTime.parameter(now)])
+            }
+            return projectID
+        }
+    }
+
+    private static let environmentColumns = """
+        e.id, e.project_id, p.name AS project_name, e.kind, e.publishable_key, e.session_max_age_days,
+        e.session_idle_days, e.access_token_ttl_minutes, e.refresh_reuse_grace_seconds
+        """
+
+    private static func environment(from row: PostgresRow) throws -> EnvironmentRecord {
+        EnvironmentRecord(
+            id: try row.string("id"), projectID: try row.string("project_id"), projectName: try row.string("project_name"),
+            kind: try row.string("kind"), publishableKey: try row.string("publishable_key"),
+            sessionMaxAgeDays: try row.int("session_max_age_days"), sessionIdleDays: try row.int("session_idle_days"),
+            accessTokenTTLMinutes: try row.int("access_token_ttl_minutes"),
+            refreshReuseGraceSeconds: try row.int("refresh_reuse_grace_seconds"))
+    }
+
+    /// The environment whose unrevoked secret key hashes to `secretKeyHash`.
+    public func environment(secretKeyHash: String) throws -> EnvironmentRecord? {
+        let result = try pool.query(
+            """
+            SELECT \(Self.environmentColumns) FROM secret_keys k
+            JOIN environments e ON e.id = k.environment_id JOIN projects p ON p.id = e.project_id
+            WHERE k.key_hash = $1 AND k.revoked_at IS NULL
+            """, [secretKeyHash])
+        return try result.first.map(Self.environment(from:))
+    }
+
+    /// The environment whose publishable key (OAuth `client_id`) is `publishableKey`.
+    public func environment(publishableKey: String) throws -> EnvironmentRecord? {
+        let result = try pool.query(
+            """
+            SELECT \(Self.environmentColumns) FROM environments e JOIN projects p ON p.id = e.project_id
+            WHERE e.publishable_key = $1
+            """, [publishableKey])
+        return try result.first.map(Self.environment(from:))
+    }
+
+    // MARK: - Accounts
+
+    private static func user(from row: PostgresRow) throws -> UserRecord {
+        UserRecord(
+            id: try row.string("id"), email: try row.string("email"), name: try row.string("name"),
+            imageURL: row["image_url"], passwordHash: try row.string("password_hash"),
+            closed: row["closed_at"] != nil)
+    }
+
+    /// Creates a ZevID account.
+    /// - Parameters:
+    ///   - emailNormalized: the lower-cased address; unique across the deployment.
+    ///   - passwordHash: an Argon2id PHC string.
+    /// - Throws: `StoreError.duplicate("users_email_unique")` when the address is taken; `PostgresError`.
+    public func createUser(email: String, emailNormalized: String, name: String, passwordHash: String, now: Date) throws -> UserRecord {
+        do {
+            let result = try pool.query(
+                """
+                INSERT INTO users (email, email_normalized, name, password_hash, password_changed_at, created_at)
+                VALUES ($1, $2, $3, $4, to_timestamp($5::float8), to_timestamp($5::float8))
+                RETURNING id, email, name, image_url, password_hash, closed_at
+                """, [email, emailNormalized, name, passwordHash, SQLTime.parameter(now)])
+            return try Self.user(from: result.rows[0])
+        } catch let error as PostgresError where error.sqlState == .uniqueViolation {
+            throw StoreError.duplicate(constraint: error.constraint ?? "users_email_unique")
+        }
+    }
+
+    /// The account with this normalized email, open or closed.
+    public func user(emailNormalized: String) throws -> UserRecord? {
+        try pool.query(
+            "SELECT id, email, name, image_url, password_hash, closed_at FROM users WHERE email_normalized = $1",
+            [emailNormalized]
+        ).first.map(Self.user(from:))
+    }
+
+    /// The account with this id, open or closed.
+    public func user(id: String) throws -> UserRecord? {
+        guard UUID(uuidString: id) != nil else { return nil }
+        return try pool.query(
+            "SELECT id, email, name, image_url, password_hash, closed_at FROM users WHERE id = $1", [id]
+        ).first.map(Self.user(from:))
+    }
+
+    // MARK: - Callbacks and domains
+
+    private static func callback(from row: PostgresRow) throws -> CallbackRecord {
+        CallbackRecord(id: try row.string("id"), uri: try row.string("uri"), kind: try row.string("kind"),
+                       createdAt: try row.date("created_at"))
+    }
+
+    /// Registers a redirect URI for an environment.
+    /// - Throws: `StoreError.duplicate("callbacks_unique")` when it is registered already.
+    public func addCallback(environmentID: String, uri: String, kind: String, now: Date) throws -> CallbackRecord {
+        do {
+            return try Self.callback(from: pool.query(
+                """
+                INSERT INTO callbacks (environment_id, uri, kind, created_at) VALUES ($1, $2, $3, to_timestamp($4::float8))
+                RETURNING id, uri, kind, created_at
+                """, [environmentID, uri, kind, SQLTime.parameter(now)]).rows[0])
+        } catch let error as PostgresError where error.sqlState == .uniqueViolation {
+            throw StoreError.duplicate(constraint: error.constraint ?? "callbacks_unique")
+        }
+    }
+
+    /// One page of an environment's callbacks in creation order.
+    /// - Parameters:
+    ///   - after: the id of the last item of the previous page (the cursor), or nil.
+    ///   - limit: 1–100.
+    public func callbacks(environmentID: String, after: String?, limit: Int) throws -> [CallbackRecord] {
+        let cursor = after.flatMap { UUID(uuidString: $0) == nil ? nil : $0 }
+        return try pool.query(
+            """
+            SELECT id, uri, kind, created_at FROM callbacks
+            WHERE environment_id = $1
+              AND ($2::uuid IS NULL OR (created_at, id) > (SELECT created_at, id FROM callbacks WHERE id = $2::uuid))
+            ORDER BY created_at, id LIMIT $3
+            """, [environmentID, cursor, String(limit)]
+        ).rows.map(Self.callback(from:))
+    }
+
+    /// Deletes a callback of this environment. - Returns: whether one was deleted.
+    public func deleteCallback(environmentID: String, id: String) throws -> Bool {
+        guard UUID(uuidString: id) != nil else { return false }
+        return try pool.query("DELETE FROM callbacks WHERE environment_id = $1 AND id = $2", [environmentID, id]).rowsAffected == 1
+    }
+
+    /// Adds a domain to a project with the token it must publish.
+    /// - Throws: `StoreError.duplicate("project_domains_unique")`.
+    public func addDomain(projectID: String, domain: String, verificationToken: String, now: Date) throws -> DomainRecord {
+        do {
+            return try Self.domain(from: pool.query(
+                """
+                INSERT INTO project_domains (project_id, domain, verification_token, created_at)
+                VALUES ($1, $2, $3, to_timestamp($4::float8))
+                RETURNING domain, verification_token, verified_at, hosted
+                """, [projectID, domain, verificationToken, SQLTime.parameter(now)]).rows[0])
+        } catch let error as PostgresError where error.sqlState == .uniqueViolation {
+            throw StoreError.duplicate(constraint: error.constraint ?? "project_domains_unique")
+        }
+    }
+
+    private static func domain(from row: PostgresRow) throws -> DomainRecord {
+        DomainRecord(domain: try row.string("domain"), verificationToken: try row.string("verification_token"),
+                     verifiedAt: try row.optionalDate("verified_at"), hosted: try row.bool("hosted"))
+    }
+
+    /// A project's domains, alphabetically.
+    public func domains(projectID: String) throws -> [DomainRecord] {
+        try pool.query(
+            "SELECT domain, verification_token, verified_at, hosted FROM project_domains WHERE project_id = $1 ORDER BY domain",
+            [projectID]
+        ).rows.map(Self.domain(from:))
+    }
+
+    /// Marks a project's domain verified (the operator's mark; the association checks replace it).
+    /// - Returns: false when the project has no such domain.
+    public func markDomainVerified(projectID: String, domain: String, hosted: Bool?, now: Date) throws -> Bool {
+        guard UUID(uuidString: projectID) != nil else { return false }
+        return try pool.query(
+            """
+            UPDATE project_domains SET verified_at = COALESCE(verified_at, to_timestamp($3::float8)),
+                   hosted = COALESCE($4::boolean, hosted)
+            WHERE project_id = $1 AND domain = $2
+            """, [projectID, domain, SQLTime.parameter(now), hosted.map { $0 ? "true" : "false" }]
+        ).rowsAffected == 1
+    }
+
+    /// Whether `domain` is a verified domain of the project.
+    public func isDomainVerified(projectID: String, domain: String) throws -> Bool {
+        try pool.query(
+            "SELECT 1 FROM project_domains WHERE project_id = $1 AND domain = $2 AND verified_at IS NOT NULL",
+            [projectID, domain]
+        ).first != nil
+    }
+
+    // MARK: - Start
+
+    /// The client as the start's checks see it: the environment, its registered redirect URIs, and for
+    /// each link whether its domain is verified. One statement.
+    /// - Returns: nil when no environment has this publishable key.
+    public func clientEnvironment(publishableKey: String) throws -> (EnvironmentRecord, ClientEnvironment)? {
+        let result = try pool.query(
+            """
+            SELECT \(Self.environmentColumns), c.uri, d.verified_at IS NOT NULL AS link_verified
+            FROM environments e JOIN projects p ON p.id = e.project_id
+            LEFT JOIN callbacks c ON c.environment_id = e.id
+            LEFT JOIN project_domains d ON c.kind = 'link' AND d.project_id = e.project_id
+                 AND d.domain = split_part(split_part(substr(c.uri, 9), '/', 1), ':', 1)
+            WHERE e.publishable_key = $1
+            ORDER BY c.created_at
+            """, [publishableKey])
+        guard let first = result.first else { return nil }
+        let environment = try Self.environment(from: first)
+        var registered: [RegisteredRedirect] = []
+        for row in result.rows {
+            guard let raw = row["uri"], case .success(let uri) = RedirectURI.parse(raw) else { continue }
+            registered.append(RegisteredRedirect(
+                uri: uri, productionCustomSchemeAllowed: false, linkVerified: (row["link_verified"] ?? "f") == "t"))
+        }
+        let client = ClientEnvironment(
+            environmentID: environment.id, kind: environment.kind == "production" ? .production : .development,
+            appName: environment.projectName, registeredRedirects: registered)
+        return (environment, client)
+    }
+
+    /// Records a pending sign-in.
+    /// - Returns: its id (a UUID, not a secret: the browser binding protects it).
+    public func createAuthorizationRequest(
+        _ request: ValidatedStartRequest, browserBindingHash: String, browserSessionID: String?, now: Date, lifetimeSeconds: Double
+    ) throws -> String {
+        try pool.query(
+            """
+            INSERT INTO authorization_requests (environment_id, redirect_uri, redirect_kind, state, code_challenge,
+                prompt_login, login_hint, browser_binding_hash, browser_session_id, created_at, expires_at)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, to_timestamp($10::float8), to_timestamp($11::float8))
+            RETURNING id
+            """,
+            [request.environmentID, request.redirect.raw, request.redirect.kind.rawValue, request.state.value,
+             request.challenge.value, request.prompt == .login ? "true" : "false", request.loginHint,
+             browserBindingHash, browserSessionID, SQLTime.parameter(now),
+             SQLTime.parameter(now.addingTimeInterval(lifetimeSeconds))]
+        ).rows[0].string("id")
+    }
+
+    /// A pending sign-in by id, whatever its state (the caller checks expiry, completion and binding).
+    public func authorizationRequest(id: String) throws -> AuthorizationRequestRecord? {
+        guard UUID(uuidString: id) != nil else { return nil }
+        guard let row = try pool.query(
+            """
+            SELECT id, environment_id, redirect_uri, redirect_kind, state, code_challenge, prompt_login, login_hint,
+                   browser_binding_hash, browser_session_id, expires_at, completed_at
+            FROM authorization_requests WHERE id = $1
+            """, [id]).first
+        else { return nil }
+        return AuthorizationRequestRecord(
+            id: try row.string("id"), environmentID: try row.string("environment_id"),
+            redirectURI: try row.string("redirect_uri"), redirectKind: try row.string("redirect_kind"),
+            state: try row.string("state"), codeChallenge: try row.string("code_challenge"),
+            promptLogin: try row.bool("prompt_login"), loginHint: row["login_hint"],
+            browserBindingHash: try row.string("browser_binding_hash"), browserSessionID: row["browser_session_id"],
+            expiresAt: try row.date("expires_at"), completedAt: try row.optionalDate("completed_at"))
+    }
+
+    /// Records that the pending sign-in is authenticated by this browser session.
+    public func attachBrowserSession(requestID: String, browserSessionID: String) throws {
+        try pool.query("UPDATE authorization_requests SET browser_session_id = $2 WHERE id = $1 AND completed_at IS NULL",
+                       [requestID, browserSessionID])
+    }
+
+    /// Ends a pending sign-in without a code (consent denied).
+    /// - Returns: false when it had already ended.
+    public func completeAuthorizationRequest(id: String, now: Date) throws -> Bool {
+        try pool.query(
+            "UPDATE authorization_requests SET completed_at = to_timestamp($2::float8) WHERE id = $1 AND completed_at IS NULL",
+            [id, SQLTime.parameter(now)]
+        ).rowsAffected == 1
+    }
+
+    // MARK: - Browser sessions and consent
+
+    /// Starts a ZevID browser session for an account that just entered its password.
+    /// - Returns: the browser session's id.
+    public func createBrowserSession(tokenHash: String, userID: String, now: Date) throws -> String {
+        try pool.query(
+            """
+            INSERT INTO browser_sessions (token_hash, user_id, auth_time, created_at)
+            VALUES ($1, $2, to_timestamp($3::float8), to_timestamp($3::float8)) RETURNING id
+            """, [tokenHash, userID, SQLTime.parameter(now)]
+        ).rows[0].string("id")
+    }
+
+    /// The live browser session whose cookie hashes to `tokenHash`, with an open account.
+    public func browserSession(tokenHash: String) throws -> BrowserSessionRecord? {
+        guard let row = try pool.query(
+            """
+            SELECT b.id, b.user_id, b.auth_time FROM browser_sessions b JOIN users u ON u.id = b.user_id
+            WHERE b.token_hash = $1 AND b.ended_at IS NULL AND u.closed_at IS NULL
+            """, [tokenHash]).first
+        else { return nil }
+        return BrowserSessionRecord(id: try row.string("id"), userID: try row.string("user_id"),
+                                    authTime: try row.date("auth_time"), ended: false)
+    }
+
+    /// The live browser session by id, with an open account.
+    public func browserSession(id: String) throws -> BrowserSessionRecord? {
+        guard UUID(uuidString: id) != nil, let row = try pool.query(
+            """
+            SELECT b.id, b.user_id, b.auth_time FROM browser_sessions b JOIN users u ON u.id = b.user_id
+            WHERE b.id = $1 AND b.ended_at IS NULL AND u.closed_at IS NULL
+            """, [id]).first
+        else { return nil }
+        return BrowserSessionRecord(id: try row.string("id"), userID: try row.string("user_id"),
+                                    authTime: try row.date("auth_time"), ended: false)
+    }
+
+    /// Whether the person has consented to this environment's app before.
+    public func hasConsent(userID: String, environmentID: String) throws -> Bool {
+        try pool.query("SELECT 1 FROM consents WHERE user_id = $1 AND environment_id = $2", [userID, environmentID]).first != nil
+    }
+
+    // MARK: - Codes
+
+    /// Issues an authorization code for a pending sign-in and completes it, in one statement, so a pending
+    /// sign-in yields at most one code. Remembers consent when `rememberConsent` is set.
+    /// - Parameters:
+    ///   - codeHash: SHA-256 hex of the `hoc_…` code (the code itself is never stored).
+    ///   - lifetimeSeconds: 60 (PRODUCT.md: "Codes work once and expire 60 seconds after issue").
+    /// - Returns: false when the pending sign-in is unknown, expired, completed, or not authenticated by
+    ///   `browserSessionID`.
+    public func issueCode(
+        requestID: String, browserSessionID: String, codeHash: String, rememberConsent: Bool, now: Date, lifetimeSeconds: Double
+    ) throws -> Bool {
+        let result = try pool.query(
+            """
+            WITH request AS (
+                UPDATE authorization_requests r SET completed_at = to_timestamp($4::float8)
+                FROM browser_sessions b
+                WHERE r.id = $1 AND r.completed_at IS NULL AND r.expires_at > to_timestamp($4::float8)
+                  AND r.browser_session_id = $2 AND b.id = r.browser_session_id AND b.ended_at IS NULL
+                RETURNING r.environment_id, r.redirect_uri, r.code_challenge, b.user_id, b.id AS browser_session_id, b.auth_time
+            ), consent AS (
+                INSERT INTO consents (user_id, environment_id, granted_at)
+                SELECT user_id, environment_id, to_timestamp($4::float8) FROM request WHERE $6::boolean
+                ON CONFLICT (user_id, environment_id) DO NOTHING
+            )
+            INSERT INTO authorization_codes (code_hash, environment_id, user_id, browser_session_id, redirect_uri,
+                code_challenge, auth_time, issued_at, expires_at)
+            SELECT $3, environment_id, user_id, browser_session_id, redirect_uri, code_challenge, auth_time,
+                   to_timestamp($4::float8), to_timestamp($5::float8)
+            FROM request
+            RETURNING id
+            """,
+            [requestID, browserSessionID, codeHash, SQLTime.parameter(now),
+             SQLTime.parameter(now.addingTimeInterval(lifetimeSeconds)), rememberConsent ? "true" : "false"])
+        return result.rowsAffected == 1
+    }
+
+    // MARK: - Exchange
+
+    /// One exchange attempt, everything hashed or derived before it reaches SQL.
+    public struct ExchangeAttempt: Sendable {
+        public let publishableKey: String
+        public let codeHash: String
+        /// The `redirectUri` sent, or nil when missing.
+        public let requestedRedirectURI: String?
+        /// S256 of the sent `codeVerifier` when its grammar is valid (RFC 7636 §4.1), else nil.
+        public let verifierChallenge: String?
+        /// A fresh UUID naming this attempt: the row records which attempt consumed it.
+        public let attemptID: String
+        public let accessTokenHash: String
+        public let refreshTokenHash: String
+        public let now: Date
+        public init(publishableKey: String, codeHash: String, requestedRedirectURI: String?, verifierChallenge: String?,
+                    attemptID: String, accessTokenHash: String, refreshTokenHash: String, now: Date) {
+            self.publishableKey = publishableKey
+            self.codeHash = codeHash
+            self.requestedRedirectURI = requestedRedirectURI
+            self.verifierChallenge = verifierChallenge
+            self.attemptID = attemptID
+            self.accessTokenHash = accessTokenHash
+            self.refreshTokenHash = refreshTokenHash
+            self.now = now
+        }
+    }
+
+    // The exchange in ONE statement (PRODUCT.md, "Exchange"): find the environment by publishable key;
+    // consume the code if unconsumed and unexpired (recording which attempt consumed it), or, when it was
+    // already consumed and this presentation would pass rows 4–6, mark it replayed; create the session
+    // when this attempt consumed it and rows 4–6 pass; revoke the code's session on a valid replay.
+    // Consumption and session creation commit together. The UPDATE's row lock serialises concurrent
+    // attempts on any number of server instances: exactly one sees `consumed_at IS NULL`.
+    private static let exchangeSQL = """
+        WITH env AS (
+            SELECT id, session_max_age_days, session_idle_days, access_token_ttl_minutes
+            FROM environments WHERE publishable_key = $1
+        ), code AS (
+            UPDATE authorization_codes c SET
+                consumed_at = COALESCE(c.consumed_at, to_timestamp($5::float8)),
+                consumed_by = COALESCE(c.consumed_by, $6::uuid),
+                replayed_at = CASE
+                    WHEN c.consumed_at IS NOT NULL AND c.redirect_uri = $3 AND c.code_challenge = $4
+                    THEN COALESCE(c.replayed_at, to_timestamp($5::float8)) ELSE c.replayed_at END
+            WHERE c.code_hash = $2 AND c.environment_id = (SELECT id FROM env)
+              AND (c.consumed_at IS NOT NULL OR c.expires_at > to_timestamp($5::float8))
+            RETURNING c.id, c.user_id, c.browser_session_id, c.redirect_uri, c.code_challenge, c.auth_time,
+                      c.consumed_by = $6::uuid AS won,
+                      c.consumed_by <> $6::uuid AND COALESCE(c.redirect_uri = $3 AND c.code_challenge = $4, false) AS replay
+        ), account AS (
+            SELECT u.id, u.email, u.name, u.image_url, u.password_hash FROM users u
+            WHERE u.id = (SELECT user_id FROM code) AND u.closed_at IS NULL
+        ), new_session AS (
+            INSERT INTO sessions (environment_id, user_id, browser_session_id, authorization_code_id, auth_time,
+                created_at, last_refreshed_at, access_token_hash, access_expires_at, refresh_token_hash)
+            SELECT env.id, code.user_id, code.browser_session_id, code.id, code.auth_time,
+                   to_timestamp($5::float8), to_timestamp($5::float8), $7,
+                   to_timestamp($5::float8) + make_interval(mins => env.access_token_ttl_minutes), $8
+            FROM code, env, account
+            WHERE code.won AND code.redirect_uri = $3 AND code.code_challenge = $4
+            RETURNING id, auth_time, access_expires_at, last_refreshed_at
+        ), revoked AS (
+            UPDATE sessions s SET revoked_at = to_timestamp($5::float8), revoked_reason = 'authorization_code_replay'
+            FROM code WHERE code.replay AND s.authorization_code_id = code.id AND s.revoked_at IS NULL
+            RETURNING s.id
+        )
+        SELECT (SELECT id FROM env) AS environment_id,
+               env.session_max_age_days, env.session_idle_days,
+               code.id AS code_id, code.redirect_uri, code.code_challenge, code.won, code.replay,
+               (SELECT count(*) FROM revoked) AS revoked_count,
+               new_session.id AS session_id, new_session.auth_time, new_session.access_expires_at,
+               new_session.last_refreshed_at,
+               account.id AS user_id, account.email, account.name, account.image_url, account.password_hash
+        FROM (SELECT 1) AS one
+        LEFT JOIN env ON true LEFT JOIN code ON true LEFT JOIN new_session ON true LEFT JOIN account ON true
+        """
+
+    /// Runs one exchange attempt (see `exchangeSQL`): one statement in the common case, plus one more only
+    /// when a valid replay raced the winning exchange and could not yet see its session.
+    /// - Throws: `PostgresError`.
+    public func exchange(_ attempt: ExchangeAttempt) throws -> ExchangeOutcome {
+        let row = try pool.query(
+            Self.exchangeSQL,
+            [attempt.publishableKey, attempt.codeHash, attempt.requestedRedirectURI, attempt.verifierChallenge,
+             SQLTime.parameter(attempt.now), attempt.attemptID, attempt.accessTokenHash, attempt.refreshTokenHash]
+        ).rows[0]
+        guard row["environment_id"] != nil else { return .unknownClient }
+        guard let codeID = row["code_id"] else { return .invalidGrant(revokedReplay: false) }
+        if try row.bool("won") == false {
+            var revoked = try row.int("revoked_count") > 0
+            if try row.bool("replay"), !revoked {
+                // This attempt waited on the winner's row lock, so the winner has committed; a new
+                // statement (a new snapshot under READ COMMITTED) sees its session.
+                revoked = try pool.query(
+                    """
+                    UPDATE sessions SET revoked_at = to_timestamp($2::float8), revoked_reason = 'authorization_code_replay'
+                    WHERE authorization_code_id = $1 AND revoked_at IS NULL
+                    """, [codeID, SQLTime.parameter(attempt.now)]
+                ).rowsAffected > 0
+            }
+            return .invalidGrant(revokedReplay: revoked)
+        }
+        let redirectURI = try row.string("redirect_uri")
+        let challenge = try row.string("code_challenge")
+        guard let sessionID = row["session_id"] else {
+            return .consumed(issuedRedirectURI: redirectURI, codeChallenge: challenge, session: nil)
+        }
+        let authTime = try row.date("auth_time")
+        let lastRefresh = try row.date("last_refreshed_at")
+        let expiresAt = authTime.addingTimeInterval(Double(try row.int("session_max_age_days")) * 86_400)
+        let idle = min(expiresAt, lastRefresh.addingTimeInterval(Double(try row.int("session_idle_days")) * 86_400))
+        let user = UserRecord(
+            id: try row.string("user_id"), email: try row.string("email"), name: try row.string("name"),
+            imageURL: row["image_url"], passwordHash: try row.string("password_hash"), closed: false)
+        return .consumed(
+            issuedRedirectURI: redirectURI, codeChallenge: challenge,
+            session: IssuedSession(sessionID: sessionID, accessExpiresAt: try row.date("access_expires_at"),
+                                   expiresAt: expiresAt, idleExpiresAt: idle, user: user))
+    }
+
+    // MARK: - Sessions
+
+    /// A live session by its access token, with its windows and account (`GET /v1/auth/session`).
+    /// - Returns: nil when the token is unknown, expired, revoked, past a window, or the account is closed.
+    public func session(accessTokenHash: String, now: Date) throws -> IssuedSession? {
+        guard let row = try pool.query(
+            """
+            SELECT s.id AS session_id, s.auth_time, s.access_expires_at, s.last_refreshed_at,
+                   e.session_max_age_days, e.session_idle_days,
+                   u.id AS user_id, u.email, u.name, u.image_url, u.password_hash
+            FROM sessions s JOIN environments e ON e.id = s.environment_id JOIN users u ON u.id = s.user_id
+            WHERE s.access_token_hash = $1 AND s.revoked_at IS NULL AND u.closed_at IS NULL
+              AND s.access_expires_at > to_timestamp($2::float8)
+              AND s.auth_time + make_interval(days => e.session_max_age_days) > to_timestamp($2::float8)
+              AND s.last_refreshed_at + make_interval(days => e.session_idle_days) > to_timestamp($2::float8)
+            """, [accessTokenHash, SQLTime.parameter(now)]).first
+        else { return nil }
+        let authTime = try row.date("auth_time")
+        let expiresAt = authTime.addingTimeInterval(Double(try row.int("session_max_age_days")) * 86_400)
+        let idle = min(expiresAt, try row.date("last_refreshed_at").addingTimeInterval(Double(try row.int("session_idle_days")) * 86_400))
+        return IssuedSession(
+            sessionID: try row.string("session_id"), accessExpiresAt: try row.date("access_expires_at"),
+            expiresAt: expiresAt, idleExpiresAt: idle,
+            user: UserRecord(id: try row.string("user_id"), email: try row.string("email"), name: try row.string("name"),
+                             imageURL: row["image_url"], passwordHash: try row.string("password_hash"), closed: false))
+    }
+
+    /// Whether a session is revoked (tests and the conformance client's view of replay).
+    public func isSessionRevoked(id: String) throws -> Bool? {
+        guard UUID(uuidString: id) != nil else { return nil }
+        return try pool.query("SELECT revoked_at IS NOT NULL AS revoked FROM sessions WHERE id = $1", [id]).first
+            .map { try $0.bool("revoked") }
+    }
+
+    /// Answers whether PostgreSQL responds (`/readyz`).
+    public func isReady() -> Bool { pool.ping() }
+}

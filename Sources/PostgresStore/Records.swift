@@ -1,0 +1,97 @@
+import Foundation
+
+/// An environment as the server needs it: the project, its kind and session settings.
+/// Source: PRODUCT.md, "Tenancy, accounts and keys" and "Sessions".
+public struct EnvironmentRecord: Sendable, Equatable {
+    public let id: String
+    public let projectID: String
+    public let projectName: String
+    /// `development` or `production`.
+    public let kind: String
+    public let publishableKey: String
+    /// Days from authentication after which a session ends (1–90).
+    public let sessionMaxAgeDays: Int
+    /// Days without a refresh after which a session ends (1–30).
+    public let sessionIdleDays: Int
+    /// Minutes an access token lives (5–60).
+    public let accessTokenTTLMinutes: Int
+    /// Seconds an earlier refresh token keeps working after its rotation (0–60).
+    public let refreshReuseGraceSeconds: Int
+}
+
+/// A ZevID account's safe fields plus what sign-in needs. `passwordHash` never leaves the server.
+public struct UserRecord: Sendable, Equatable {
+    public let id: String
+    public let email: String
+    public let name: String
+    public let imageURL: String?
+    public let passwordHash: String
+    public let closed: Bool
+}
+
+/// A registered redirect URI (PRODUCT.md, "Admin API": callbacks).
+public struct CallbackRecord: Sendable, Equatable {
+    public let id: String
+    public let uri: String
+    /// `link`, `custom_scheme` or `loopback`.
+    public let kind: String
+    public let createdAt: Date
+}
+
+/// A project domain: `verified` once ownership is proven (in this release: marked by the operator).
+public struct DomainRecord: Sendable, Equatable {
+    public let domain: String
+    public let verificationToken: String
+    public let verifiedAt: Date?
+    public let hosted: Bool
+}
+
+/// A pending sign-in (lives 10 minutes, bound to the browser that started it).
+public struct AuthorizationRequestRecord: Sendable, Equatable {
+    public let id: String
+    public let environmentID: String
+    public let redirectURI: String
+    /// `link`, `custom_scheme` or `loopback`.
+    public let redirectKind: String
+    public let state: String
+    public let codeChallenge: String
+    public let promptLogin: Bool
+    public let loginHint: String?
+    public let browserBindingHash: String
+    /// The ZevID browser session this sign-in is authenticated by, once it is.
+    public let browserSessionID: String?
+    public let expiresAt: Date
+    public let completedAt: Date?
+}
+
+/// A ZevID browser session with its account.
+public struct BrowserSessionRecord: Sendable, Equatable {
+    public let id: String
+    public let userID: String
+    /// When the person last entered their password in this browser.
+    public let authTime: Date
+    public let ended: Bool
+}
+
+/// What an exchange or refresh hands back: the session's windows and the safe user fields.
+public struct IssuedSession: Sendable, Equatable {
+    public let sessionID: String
+    public let accessExpiresAt: Date
+    /// Absolute end: authentication time + the environment's maximum age.
+    public let expiresAt: Date
+    /// End if not refreshed: last refresh + the environment's idle window, never after `expiresAt`.
+    public let idleExpiresAt: Date
+    public let user: UserRecord
+}
+
+/// The outcome of one exchange statement (PRODUCT.md, "Exchange", rows 1 and 3 and the consumption).
+public enum ExchangeOutcome: Sendable, Equatable {
+    /// Row 1: no environment has this publishable key.
+    case unknownClient
+    /// Row 3: the code is unknown, expired, already used, or issued to another environment.
+    /// `revokedReplay` is true when this presentation was a valid replay that revoked the session.
+    case invalidGrant(revokedReplay: Bool)
+    /// This attempt consumed the code. `issuedRedirectURI` and `codeChallenge` are the start's, for rows
+    /// 4–6; `session` is set when those rows passed in SQL and the account is open.
+    case consumed(issuedRedirectURI: String, codeChallenge: String, session: IssuedSession?)
+}

@@ -1,0 +1,159 @@
+import Encoding
+import Foundation
+
+/// The server's configuration (PRODUCT.md, "Configuration the contract pins"). Every field has a documented
+/// default or is required; `ConfigurationLoader` fills it from environment variables and flags and
+/// validates it, because configuration is untrusted input.
+public struct ServerConfiguration: Sendable {
+    /// libpq connection URI (`ZEVAUTH_DATABASE_URL`). Required.
+    public var databaseURL: String
+    /// Address to bind (`ZEVAUTH_LISTEN`, `host:port`; default `127.0.0.1:8080`). IPv6 as `[::1]:8080`.
+    public var listenHost: String = "127.0.0.1"
+    public var listenPort: UInt16 = 8080
+    /// Public base URL, the `iss` value (RFC 9207) and the base of every link the server prints
+    /// (`ZEVAUTH_ISSUER`). Required; `https` unless it is `http` on a loopback host (development).
+    public var issuer: String
+    /// Token that runs the deployment (`ZEVAUTH_OPERATOR_TOKEN`); at least 32 characters. Required.
+    public var operatorToken: String
+    /// 32-byte key for AES-256-GCM of TOTP secrets (`ZEVAUTH_ENCRYPTION_KEY`, base64). Optional until TOTP.
+    public var encryptionKey: [UInt8]?
+    /// IP literals of reverse proxies whose `X-Forwarded-For`/`X-Forwarded-Proto` are believed
+    /// (`ZEVAUTH_TRUSTED_PROXIES`, comma-separated; default none).
+    public var trustedProxies: [String] = []
+    /// Worker threads of the HTTP server (`ZEVAUTH_HTTP_THREADS`, 1–256, default 16). Handlers block on
+    /// PostgreSQL and Argon2id, so this bounds concurrent requests.
+    public var httpThreads: Int = 16
+    /// PostgreSQL connections per instance (`ZEVAUTH_DATABASE_POOL_SIZE`, 1–200, default 10).
+    public var databasePoolSize: Int = 10
+    /// Folder of `NNN_name.sql` migrations (`ZEVAUTH_SQL_DIR`; default: the `sql/` found from the working
+    /// directory or the executable's location).
+    public var sqlDirectory: String?
+
+    public init(databaseURL: String, issuer: String, operatorToken: String) {
+        self.databaseURL = databaseURL
+        self.issuer = issuer
+        self.operatorToken = operatorToken
+    }
+
+    /// Whether cookies carry `Secure`: always, except when the issuer is `http` on loopback (development).
+    public var secureCookies: Bool { issuer.hasPrefix("https://") }
+}
+
+/// A configuration key that is missing or invalid; the message names the key and never echoes a secret.
+public struct ConfigurationError: Error, CustomStringConvertible, Sendable {
+    public let key: String
+    public let problem: String
+    public var description: String { "configuration \(key): \(problem)" }
+}
+
+/// Reads `ServerConfiguration` from environment variables and `--flag value` pairs (flags win).
+public enum ConfigurationLoader {
+    /// The environment variables and the flags that mirror them.
+    static let keys: [(variable: String, flag: String)] = [
+        ("ZEVAUTH_DATABASE_URL", "--database-url"), ("ZEVAUTH_LISTEN", "--listen"), ("ZEVAUTH_ISSUER", "--issuer"),
+        ("ZEVAUTH_OPERATOR_TOKEN", "--operator-token"), ("ZEVAUTH_ENCRYPTION_KEY", "--encryption-key"),
+        ("ZEVAUTH_TRUSTED_PROXIES", "--trusted-proxies"), ("ZEVAUTH_HTTP_THREADS", "--http-threads"),
+        ("ZEVAUTH_DATABASE_POOL_SIZE", "--database-pool-size"), ("ZEVAUTH_SQL_DIR", "--sql-dir"),
+    ]
+
+    /// Merges variables and flags into one `variable → value` map.
+    /// - Throws: `ConfigurationError` for an unknown flag or a flag without a value.
+    public static func merged(environment: [String: String], arguments: [String]) throws -> [String: String] {
+        var values: [String: String] = [:]
+        for (variable, _) in keys { if let value = environment[variable] { values[variable] = value } }
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            let (flag, inline) = argument.split(separator: "=", maxSplits: 1).count == 2 && argument.hasPrefix("--")
+                ? (String(argument.split(separator: "=", maxSplits: 1)[0]), String(argument.split(separator: "=", maxSplits: 1)[1]))
+                : (argument, nil)
+            guard let key = keys.first(where: { $0.flag == flag }) else {
+                throw ConfigurationError(key: argument, problem: "unknown option")
+            }
+            if let inline {
+                values[key.variable] = inline
+                index += 1
+            } else {
+                guard index + 1 < arguments.count else { throw ConfigurationError(key: flag, problem: "needs a value") }
+                values[key.variable] = arguments[index + 1]
+                index += 2
+            }
+        }
+        return values
+    }
+
+    /// Builds and validates the configuration.
+    /// - Throws: `ConfigurationError` naming the first key that is missing or invalid.
+    public static func load(environment: [String: String], arguments: [String] = []) throws -> ServerConfiguration {
+        let values = try merged(environment: environment, arguments: arguments)
+        func required(_ key: String) throws -> String {
+            guard let value = values[key], !value.isEmpty else { throw ConfigurationError(key: key, problem: "is required") }
+            return value
+        }
+        var configuration = ServerConfiguration(
+            databaseURL: try required("ZEVAUTH_DATABASE_URL"), issuer: try required("ZEVAUTH_ISSUER"),
+            operatorToken: try required("ZEVAUTH_OPERATOR_TOKEN"))
+        try validateIssuer(configuration.issuer)
+        guard configuration.operatorToken.count >= 32 else {
+            throw ConfigurationError(key: "ZEVAUTH_OPERATOR_TOKEN", problem: "must be at least 32 characters")
+        }
+        if let listen = values["ZEVAUTH_LISTEN"] {
+            (configuration.listenHost, configuration.listenPort) = try parseListen(listen)
+        }
+        if let key = values["ZEVAUTH_ENCRYPTION_KEY"], !key.isEmpty {
+            guard let bytes = Data(base64Encoded: key), bytes.count == 32 else {
+                throw ConfigurationError(key: "ZEVAUTH_ENCRYPTION_KEY", problem: "must be 32 bytes, base64-encoded")
+            }
+            configuration.encryptionKey = Array(bytes)
+        }
+        if let proxies = values["ZEVAUTH_TRUSTED_PROXIES"] {
+            configuration.trustedProxies = proxies.split(separator: ",").map { $0.filter { !$0.isWhitespace } }
+                .filter { !$0.isEmpty }
+        }
+        configuration.httpThreads = try integer(values, "ZEVAUTH_HTTP_THREADS", in: 1...256) ?? configuration.httpThreads
+        configuration.databasePoolSize = try integer(values, "ZEVAUTH_DATABASE_POOL_SIZE", in: 1...200)
+            ?? configuration.databasePoolSize
+        configuration.sqlDirectory = values["ZEVAUTH_SQL_DIR"]
+        return configuration
+    }
+
+    /// The issuer must be an absolute `https` URL with no query or fragment, or `http` on a loopback host.
+    static func validateIssuer(_ issuer: String) throws {
+        guard let url = URL(string: issuer), let scheme = url.scheme, let host = url.host, !host.isEmpty,
+            url.query == nil, url.fragment == nil, !issuer.hasSuffix("/")
+        else {
+            throw ConfigurationError(key: "ZEVAUTH_ISSUER", problem: "must be an absolute URL without query, fragment or trailing slash")
+        }
+        let loopback = ["127.0.0.1", "localhost", "::1", "[::1]"].contains(host)
+        guard scheme == "https" || (scheme == "http" && loopback) else {
+            throw ConfigurationError(key: "ZEVAUTH_ISSUER", problem: "must use https (http only on a loopback host, for development)")
+        }
+    }
+
+    /// Parses `host:port` or `[v6]:port`.
+    static func parseListen(_ value: String) throws -> (String, UInt16) {
+        let host: Substring
+        let port: Substring
+        if value.hasPrefix("["), let close = value.firstIndex(of: "]") {
+            host = value[value.index(after: value.startIndex)..<close]
+            port = value[value.index(after: close)...].dropFirst()
+        } else if let colon = value.lastIndex(of: ":") {
+            host = value[..<colon]
+            port = value[value.index(after: colon)...]
+        } else {
+            throw ConfigurationError(key: "ZEVAUTH_LISTEN", problem: "must be host:port")
+        }
+        guard !host.isEmpty, let number = UInt16(port) else {
+            throw ConfigurationError(key: "ZEVAUTH_LISTEN", problem: "must be host:port with a port from 0 to 65535")
+        }
+        return (String(host), number)
+    }
+
+    static func integer(_ values: [String: String], _ key: String, in range: ClosedRange<Int>) throws -> Int? {
+        guard let text = values[key] else { return nil }
+        guard let number = Int(text), range.contains(number) else {
+            throw ConfigurationError(key: key, problem: "must be a whole number from \(range.lowerBound) to \(range.upperBound)")
+        }
+        return number
+    }
+}

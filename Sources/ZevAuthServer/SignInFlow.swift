@@ -1,0 +1,293 @@
+import Authorize
+import Crypto
+import Encoding
+import Foundation
+import HTTPServer
+import PKCE
+import PostgresStore
+
+/// The browser half of the round trip (PRODUCT.md, "Sign-in round trip", steps 1–3): the start, the
+/// hosted sign-in page, consent, and the redirect back to the app with `code`, `state` and `iss`.
+struct SignInFlow: Sendable {
+    let context: ServerContext
+
+    /// A pending sign-in lives 10 minutes (PRODUCT.md step 1).
+    static let pendingLifetimeSeconds: Double = 600
+    /// Codes expire 60 seconds after issue (PRODUCT.md, "Codes work once and expire 60 seconds after issue").
+    static let codeLifetimeSeconds: Double = 60
+    /// Binds a pending sign-in to the browser that started it.
+    static let bindingCookie = "zevauth_browser"
+    /// The ZevID browser session.
+    static let browserSessionCookie = "zevid_session"
+    static let genericCredentialsMessage = "The email or password is incorrect."
+
+    private var store: PostgresStore { context.store }
+
+    // MARK: Start
+
+    /// `GET /v1/auth/zevid/start` and `GET /oauth2/authorize`: the checks of PRODUCT.md "Start: order of
+    /// checks" (`StartValidator`), then a pending sign-in bound to this browser and a 303 to the next page.
+    func start(_ request: HTTPRequest, standardEndpoint: Bool) throws -> HTTPResponse {
+        let query: [(name: String, value: String)]
+        do {
+            query = try FormURLEncoding.decode(request.rawQuery ?? "")
+        } catch {
+            return show(OAuthError(code: .invalidRequest, description: "The query string is not valid application/x-www-form-urlencoded."), request)
+        }
+        var lookupFailure: (any Error)?
+        var environment: EnvironmentRecord?
+        let decision = StartValidator.decide(query: query, standardEndpoint: standardEndpoint) { clientID in
+            do {
+                guard let (record, client) = try store.clientEnvironment(publishableKey: clientID) else { return nil }
+                environment = record
+                return client
+            } catch {
+                lookupFailure = error
+                return nil
+            }
+        }
+        if let lookupFailure { throw lookupFailure }
+        switch decision {
+        case .show(let error):
+            return show(error, request)
+        case .redirect(let error, let to, let state):
+            return redirectError(error, to: to, state: state, appName: environment?.projectName ?? "the app", heldForGesture: true)
+        case .proceed(let validated):
+            guard let environment else { throw ServerFailure.inconsistent("start proceeded without an environment") }
+            return try proceed(validated, environment: environment, request: request)
+        }
+    }
+
+    private func proceed(_ validated: ValidatedStartRequest, environment: EnvironmentRecord, request: HTTPRequest) throws -> HTTPResponse {
+        let now = context.clock.now()
+        let cookies = Wire.cookies(of: request)
+        var setCookies: [String] = []
+        var binding = cookies[Self.bindingCookie] ?? ""
+        if !binding.hasPrefix("zbb_") || binding.utf8.count != 47 {
+            binding = try Crypto.mintToken(prefix: "zbb_")
+            setCookies.append(Wire.cookie(name: Self.bindingCookie, value: binding, maxAge: nil, secure: context.configuration.secureCookies))
+        }
+        // A browser already signed in to ZevID skips the password unless prompt=login or its
+        // authentication is older than the environment's session maximum age (PRODUCT.md step 2).
+        var browserSessionID: String?
+        if validated.prompt != .login, let token = cookies[Self.browserSessionCookie],
+            let session = try store.browserSession(tokenHash: Crypto.hexSHA256(token)),
+            now.timeIntervalSince(session.authTime) < Double(environment.sessionMaxAgeDays) * 86_400
+        {
+            browserSessionID = session.id
+        }
+        let requestID = try store.createAuthorizationRequest(
+            validated, browserBindingHash: Crypto.hexSHA256(binding), browserSessionID: browserSessionID,
+            now: now, lifetimeSeconds: Self.pendingLifetimeSeconds)
+        let next = browserSessionID == nil ? "/v1/auth/zevid/signin" : "/v1/auth/zevid/consent"
+        return Wire.seeOther("\(next)?request=\(requestID)", cookies: setCookies)
+    }
+
+    // MARK: Sign-in page
+
+    /// `GET /v1/auth/zevid/signin?request=…`: the form, or straight to consent when this sign-in is
+    /// already authenticated.
+    func signInPage(_ request: HTTPRequest) throws -> HTTPResponse {
+        let pending: Pending
+        switch try loadPending(queryValue(request, "request"), request) {
+        case .stop(let response): return response
+        case .ok(let value): pending = value
+        }
+        if pending.record.browserSessionID != nil {
+            return Wire.seeOther("/v1/auth/zevid/consent?request=\(pending.record.id)")
+        }
+        return Pages.signIn(requestID: pending.record.id, csrf: pending.csrf, appName: pending.environment.projectName,
+                            email: pending.record.loginHint, error: nil)
+    }
+
+    /// `POST /v1/auth/zevid/signin` (form: `request`, `csrf`, `email`, `password`): checks the password
+    /// (Argon2id), starts a ZevID browser session, and continues to consent. A wrong email or password
+    /// gets one generic message, with the same cost for an unknown email.
+    func signIn(_ request: HTTPRequest) throws -> HTTPResponse {
+        let form = formFields(request)
+        let pending: Pending
+        switch try loadPending(form["request"], request) {
+        case .stop(let response): return response
+        case .ok(let value): pending = value
+        }
+        guard let csrf = form["csrf"], Crypto.constantTimeEquals(Array(csrf.utf8), Array(pending.csrf.utf8)) else {
+            return Pages.error(status: 403, code: "invalid_request", message: "This form expired. Go back and try again.")
+        }
+        let email = (form["email"] ?? "").trimmingCharacters(in: .whitespaces)
+        let password = form["password"] ?? ""
+        let user = email.isEmpty ? nil : try store.user(emailNormalized: email.lowercased())
+        let passwordMatches: Bool
+        if let user, !user.closed, password.utf8.count <= 1024 {
+            passwordMatches = (try? context.passwordHasher.verify(password, against: user.passwordHash)) ?? false
+        } else {
+            context.passwordHasher.verifyDummy(password)
+            passwordMatches = false
+        }
+        guard let user, passwordMatches else {
+            return Pages.signIn(requestID: pending.record.id, csrf: pending.csrf, appName: pending.environment.projectName,
+                                email: email, error: Self.genericCredentialsMessage, status: 401)
+        }
+        let token = try Crypto.mintToken(prefix: "zbs_")
+        let browserSessionID = try store.createBrowserSession(tokenHash: Crypto.hexSHA256(token), userID: user.id, now: context.clock.now())
+        try store.attachBrowserSession(requestID: pending.record.id, browserSessionID: browserSessionID)
+        // Persistent for the longest session window, so the person is recognised on the next sign-in.
+        let cookie = Wire.cookie(name: Self.browserSessionCookie, value: token, maxAge: 90 * 86_400, secure: context.configuration.secureCookies)
+        return Wire.seeOther("/v1/auth/zevid/consent?request=\(pending.record.id)", cookies: [cookie])
+    }
+
+    // MARK: Consent
+
+    /// `GET /v1/auth/zevid/consent?request=…`: names the app and asks. Consent is remembered only for
+    /// verified universal/app links (RFC 8252 §8.6); then the code is issued without a click and handed
+    /// back through the "Return to the app" page, since there was no gesture in this page.
+    func consentPage(_ request: HTTPRequest) throws -> HTTPResponse {
+        let pending: Pending
+        switch try loadPending(queryValue(request, "request"), request) {
+        case .stop(let response): return response
+        case .ok(let value): pending = value
+        }
+        guard let session = try authenticatedSession(pending, request) else {
+            return Wire.seeOther("/v1/auth/zevid/signin?request=\(pending.record.id)")
+        }
+        if pending.record.redirectKind == RedirectKind.link.rawValue,
+            try store.hasConsent(userID: session.userID, environmentID: pending.environment.id)
+        {
+            return try issueCode(pending, session: session, held: true)
+        }
+        guard let user = try store.user(id: session.userID) else {
+            return Wire.seeOther("/v1/auth/zevid/signin?request=\(pending.record.id)")
+        }
+        return Pages.consent(requestID: pending.record.id, csrf: pending.csrf, appName: pending.environment.projectName, email: user.email)
+    }
+
+    /// `POST /v1/auth/zevid/consent` (form: `request`, `csrf`, `decision` = `allow` | `deny`).
+    /// Allow issues the code and redirects (303: the click is the gesture); deny redirects with
+    /// `access_denied` (RFC 6749 §4.1.2.1).
+    func consent(_ request: HTTPRequest) throws -> HTTPResponse {
+        let form = formFields(request)
+        let pending: Pending
+        switch try loadPending(form["request"], request) {
+        case .stop(let response): return response
+        case .ok(let value): pending = value
+        }
+        guard let csrf = form["csrf"], Crypto.constantTimeEquals(Array(csrf.utf8), Array(pending.csrf.utf8)) else {
+            return Pages.error(status: 403, code: "invalid_request", message: "This form expired. Go back and try again.")
+        }
+        guard let session = try authenticatedSession(pending, request) else {
+            return Wire.seeOther("/v1/auth/zevid/signin?request=\(pending.record.id)")
+        }
+        switch form["decision"] {
+        case "allow":
+            return try issueCode(pending, session: session, held: false)
+        case "deny":
+            _ = try store.completeAuthorizationRequest(id: pending.record.id, now: context.clock.now())
+            guard case .success(let base) = RedirectURI.parse(pending.record.redirectURI), let state = OAuthState(decoded: pending.record.state) else {
+                throw ServerFailure.inconsistent("stored redirect URI or state no longer parses")
+            }
+            return redirectError(OAuthError(code: .accessDenied, description: "The person declined to sign in."),
+                                 to: base, state: state, appName: pending.environment.projectName, heldForGesture: false)
+        default:
+            return Pages.error(status: 400, code: "invalid_request", message: "Choose Continue or Cancel.")
+        }
+    }
+
+    private func issueCode(_ pending: Pending, session: BrowserSessionRecord, held: Bool) throws -> HTTPResponse {
+        guard case .success(let base) = RedirectURI.parse(pending.record.redirectURI) else {
+            throw ServerFailure.inconsistent("stored redirect URI no longer parses")
+        }
+        let code = try Crypto.mintToken(prefix: "hoc_")
+        let issued = try store.issueCode(
+            requestID: pending.record.id, browserSessionID: session.id, codeHash: Crypto.hexSHA256(code),
+            rememberConsent: base.kind == .link, now: context.clock.now(), lifetimeSeconds: Self.codeLifetimeSeconds)
+        guard issued else {
+            return Pages.error(status: 400, code: "invalid_request", message: "This sign-in has expired or was already completed.")
+        }
+        let location = redirectLocation(base: base, parameters: [
+            ("code", code), ("state", pending.record.state), ("iss", context.configuration.issuer),
+        ])
+        if held && base.kind != .loopback {
+            return Pages.returnToApp(location: location, appName: pending.environment.projectName, isError: false)
+        }
+        return Wire.seeOther(location)
+    }
+
+    // MARK: Helpers
+
+    /// A pending sign-in that is live and belongs to this browser, or the page to answer instead.
+    enum Loaded {
+        case ok(Pending)
+        case stop(HTTPResponse)
+    }
+
+    struct Pending {
+        let record: AuthorizationRequestRecord
+        let environment: EnvironmentRecord
+        let csrf: String
+    }
+
+    /// Loads a pending sign-in and checks it is live and belongs to this browser.
+    private func loadPending(_ id: String?, _ request: HTTPRequest) throws -> Loaded {
+        guard let id, let record = try store.authorizationRequest(id: id),
+            let environment = try store.environment(id: record.environmentID)
+        else {
+            return .stop(Pages.error(status: 400, code: "invalid_request", message: "This sign-in link is not valid."))
+        }
+        guard record.completedAt == nil, record.expiresAt > context.clock.now() else {
+            return .stop(Pages.error(status: 400, code: "invalid_request", message: "This sign-in has expired or was already completed."))
+        }
+        guard let binding = Wire.cookies(of: request)[Self.bindingCookie],
+            Crypto.constantTimeEquals(Array(Crypto.hexSHA256(binding).utf8), Array(record.browserBindingHash.utf8))
+        else {
+            return .stop(Pages.error(status: 400, code: "invalid_request", message: "This sign-in was started in another browser."))
+        }
+        // CSRF token: HMAC of the pending sign-in's id under the browser's binding secret, which only
+        // this browser holds (it is an HttpOnly cookie), so a cross-site form cannot know it.
+        let csrf = Base64URL.encode(Crypto.hmacSHA256(key: Array(binding.utf8), message: Array("csrf:\(record.id)".utf8)))
+        return .ok(Pending(record: record, environment: environment, csrf: csrf))
+    }
+
+    /// The browser session that authenticated this pending sign-in, if this browser still holds it.
+    private func authenticatedSession(_ pending: Pending, _ request: HTTPRequest) throws -> BrowserSessionRecord? {
+        guard let attached = pending.record.browserSessionID,
+            let token = Wire.cookies(of: request)[Self.browserSessionCookie],
+            let session = try store.browserSession(tokenHash: Crypto.hexSHA256(token)), session.id == attached
+        else { return nil }
+        return session
+    }
+
+    private func show(_ error: OAuthError, _ request: HTTPRequest) -> HTTPResponse {
+        if Wire.wantsJSON(request) { return Wire.error(error) }
+        return Pages.error(status: error.status, code: error.code.rawValue, message: error.description)
+    }
+
+    /// An error after the redirect URI is trusted: 303 to a loopback; for an app (custom scheme or link)
+    /// the "Return to the app" page when there was no gesture in the current page.
+    private func redirectError(_ error: OAuthError, to base: RedirectURI, state: OAuthState?, appName: String, heldForGesture: Bool) -> HTTPResponse {
+        var parameters: [(String, String)] = [("error", error.wireCode), ("error_description", error.wireDescription)]
+        if let state { parameters.append(("state", state.value)) }
+        parameters.append(("iss", context.configuration.issuer))
+        let location = redirectLocation(base: base, parameters: parameters)
+        if heldForGesture && base.kind != .loopback {
+            return Pages.returnToApp(location: location, appName: appName, isError: true)
+        }
+        return Wire.seeOther(location)
+    }
+
+    private func queryValue(_ request: HTTPRequest, _ name: String) -> String? {
+        (try? FormURLEncoding.decode(request.rawQuery ?? ""))?.first { $0.name == name }?.value
+    }
+
+    private func formFields(_ request: HTTPRequest) -> [String: String] {
+        var fields: [String: String] = [:]
+        for (name, value) in (try? FormURLEncoding.decode(String(decoding: request.body, as: UTF8.self))) ?? [] where fields[name] == nil {
+            fields[name] = value
+        }
+        return fields
+    }
+}
+
+
+/// A broken invariant inside the server (never a bad input): answered 500 and logged by kind.
+enum ServerFailure: Error {
+    case inconsistent(String)
+}

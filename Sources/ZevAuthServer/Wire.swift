@@ -1,0 +1,123 @@
+import Authorize
+import Encoding
+import Foundation
+import HTTPServer
+
+/// Building responses: JSON bodies, OAuth error bodies, cookies, and the headers every page carries.
+enum Wire {
+    /// `{"error": code, "error_description": description}` with `Cache-Control: no-store`.
+    /// Source: RFC 6749 §5.2 (error body), PRODUCT.md ("JSON error bodies").
+    static func error(_ error: OAuthError, wireCode: String? = nil, description: String? = nil, extraHeaders: [(String, String)] = []) -> HTTPResponse {
+        var response = json(status: error.status, [
+            "error": wireCode ?? error.code.rawValue,
+            "error_description": description ?? error.description,
+        ])
+        for (name, value) in extraHeaders { response.headers.add(name, value) }
+        return response
+    }
+
+    /// A JSON error for a code and a description, with the code's status.
+    static func error(_ code: OAuthErrorCode, _ description: String, status: Int? = nil) -> HTTPResponse {
+        json(status: status ?? code.httpStatus, ["error": code.rawValue, "error_description": description])
+    }
+
+    /// A JSON response from any `JSONSerialization`-compatible value; `no-store` always (tokens and keys
+    /// travel in these bodies; RFC 6749 §5.1).
+    static func json(status: Int, _ value: Any) -> HTTPResponse {
+        let body = (try? JSONSerialization.data(withJSONObject: value, options: [.sortedKeys, .withoutEscapingSlashes]))
+            ?? Data("{}".utf8)
+        var headers = HTTPHeaders()
+        headers.set("Content-Type", "application/json")
+        headers.set("Cache-Control", "no-store")
+        headers.set("Pragma", "no-cache")
+        return HTTPResponse(status: status, headers: headers, body: Array(body))
+    }
+
+    /// A 303 See Other to `location` (RFC 9110 §15.4.4): the browser follows it with GET.
+    static func seeOther(_ location: String, cookies: [String] = []) -> HTTPResponse {
+        var headers = HTTPHeaders()
+        headers.set("Location", location)
+        headers.set("Cache-Control", "no-store")
+        for cookie in cookies { headers.add("Set-Cookie", cookie) }
+        return HTTPResponse(status: 303, headers: headers, body: [])
+    }
+
+    /// Headers of every HTML page: no framing (clickjacking), no third-party anything, no caching.
+    static func pageHeaders() -> HTTPHeaders {
+        var headers = HTTPHeaders()
+        headers.set("Content-Type", "text/html; charset=utf-8")
+        headers.set("Cache-Control", "no-store")
+        // No form-action: Chrome applies it to the redirect after a form post, which goes to the app.
+        headers.set("Content-Security-Policy",
+                    "default-src 'none'; style-src 'self'; img-src 'self'; base-uri 'none'; frame-ancestors 'none'")
+        headers.set("X-Frame-Options", "DENY")
+        headers.set("X-Content-Type-Options", "nosniff")
+        headers.set("Referrer-Policy", "no-referrer")
+        return headers
+    }
+
+    /// A `Set-Cookie` value: `HttpOnly`, `SameSite=Lax`, `Path=/`, and `Secure` unless development on
+    /// loopback. `maxAge` in seconds; nil for a browser-session cookie, 0 to delete.
+    static func cookie(name: String, value: String, maxAge: Int?, secure: Bool) -> String {
+        var parts = ["\(name)=\(value)", "Path=/", "HttpOnly", "SameSite=Lax"]
+        if let maxAge { parts.append("Max-Age=\(maxAge)") }
+        if secure { parts.append("Secure") }
+        return parts.joined(separator: "; ")
+    }
+
+    /// The cookies of a request (RFC 6265 §5.4 `cookie-string`), first value of each name.
+    static func cookies(of request: HTTPRequest) -> [String: String] {
+        var result: [String: String] = [:]
+        for header in request.headers.values("Cookie") {
+            for pair in header.split(separator: ";") {
+                let trimmed = pair.drop(while: { $0 == " " })
+                guard let eq = trimmed.firstIndex(of: "=") else { continue }
+                let name = String(trimmed[..<eq])
+                if result[name] == nil { result[name] = String(trimmed[trimmed.index(after: eq)...]) }
+            }
+        }
+        return result
+    }
+
+    /// Whether the client asked for JSON (`Accept: application/json`) rather than a page.
+    static func wantsJSON(_ request: HTTPRequest) -> Bool {
+        request.headers.values("Accept").contains { $0.lowercased().contains("application/json") }
+    }
+
+    /// The bearer credential of `Authorization: Bearer …` (RFC 6750 §2.1), or nil.
+    static func bearer(_ request: HTTPRequest) -> String? {
+        guard let header = request.headers["Authorization"] else { return nil }
+        let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
+        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
+        let token = parts[1].trimmingCharacters(in: .whitespaces)
+        return token.isEmpty ? nil : token
+    }
+
+    /// RFC 3339 UTC with seconds (`2026-11-30T11:16:16Z`).
+    static func timestamp(_ date: Date) -> String {
+        date.formatted(Date.ISO8601FormatStyle(timeZone: TimeZone(identifier: "UTC")!))
+    }
+}
+
+/// A JSON request body checked strictly (RFC 8259: Foundation accepts a BOM and trailing commas, so
+/// `StrictJSON` runs first) and read as an object.
+struct JSONObjectBody {
+    let fields: [String: Any]
+
+    /// - Returns: nil when the body is not one strict JSON object.
+    init?(_ bytes: [UInt8]) {
+        guard (try? StrictJSON.validate(bytes)) != nil,
+            let object = try? JSONSerialization.jsonObject(with: Data(bytes), options: [.fragmentsAllowed]) as? [String: Any]
+        else { return nil }
+        fields = object
+    }
+
+    enum Field<T> { case missing, wrongType, value(T) }
+
+    /// A string field: missing (absent or null), of the wrong type, or its value.
+    func string(_ name: String) -> Field<String> {
+        guard let raw = fields[name], !(raw is NSNull) else { return .missing }
+        guard let value = raw as? String else { return .wrongType }
+        return .value(value)
+    }
+}
