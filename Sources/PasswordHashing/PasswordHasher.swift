@@ -10,6 +10,7 @@ public enum PasswordHashingError: Error, Equatable, Sendable, CustomStringConver
     /// - `code`: the `argon2_error_codes` value; `message`: `argon2_error_message(code)`.
     case argon2(code: Int32, message: String)
 
+    /// A log-safe summary: the byte limit or the argon2 code and message, nothing from the input.
     public var description: String {
         switch self {
         case .passwordTooLong(let maxBytes): "password longer than \(maxBytes) bytes"
