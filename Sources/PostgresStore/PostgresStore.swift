@@ -61,12 +61,12 @@ public final class PostgresStore: Sendable {
         }
     }
 
-    private static let environmentColumns = """
+    static let environmentColumns = """
         e.id, e.project_id, p.name AS project_name, e.kind, e.publishable_key, e.session_max_age_days,
         e.session_idle_days, e.access_token_ttl_minutes, e.refresh_reuse_grace_seconds
         """
 
-    private static func environment(from row: PostgresRow) throws -> EnvironmentRecord {
+    static func environment(from row: PostgresRow) throws -> EnvironmentRecord {
         EnvironmentRecord(
             id: try row.string("id"), projectID: try row.string("project_id"), projectName: try row.string("project_name"),
             kind: try row.string("kind"), publishableKey: try row.string("publishable_key"),
@@ -551,4 +551,17 @@ public final class PostgresStore: Sendable {
 
     /// Answers whether PostgreSQL responds (`/readyz`).
     public func isReady() -> Bool { pool.ping() }
+}
+
+extension PostgresStore {
+    /// An environment by id.
+    public func environment(id: String) throws -> EnvironmentRecord? {
+        guard UUID(uuidString: id) != nil else { return nil }
+        return try pool.query(
+            """
+            SELECT \(Self.environmentColumns) FROM environments e JOIN projects p ON p.id = e.project_id
+            WHERE e.id = $1
+            """, [id]
+        ).first.map(Self.environment(from:))
+    }
 }

@@ -120,7 +120,7 @@ struct SignInFlow: Sendable {
         if let user, !user.closed, password.utf8.count <= 1024 {
             passwordMatches = (try? context.passwordHasher.verify(password, against: user.passwordHash)) ?? false
         } else {
-            context.passwordHasher.verifyDummy(password)
+            _ = try? context.passwordHasher.verifyDummy(password)
             passwordMatches = false
         }
         guard let user, passwordMatches else {

@@ -1,1 +1,33 @@
-print("zevauth")
+// zevauth: `serve`, `migrate` and `dev` (PRODUCT.md, "Commands").
+import Foundation
+import ZevAuthServer
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+let usage = """
+    usage: zevauth <command> [--flag value …]
+      serve     run the server from ZEVAUTH_* variables or the flags that mirror them
+      migrate   apply the sql/ migrations to ZEVAUTH_DATABASE_URL (idempotent)
+      dev       run the demo: a private PostgreSQL under .zevauth/, migrated and seeded, on 127.0.0.1:8080
+    flags: --database-url --listen --issuer --operator-token --encryption-key --trusted-proxies
+           --http-threads --database-pool-size --sql-dir
+
+    """
+
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("zevauth: \(message)\n".utf8))
+    exit(2)
+}
+
+switch arguments.first {
+case "serve":
+    do { try Commands.serve(arguments: Array(arguments.dropFirst())) } catch { fail("\(error)") }
+case "migrate":
+    do { try Commands.migrate(arguments: Array(arguments.dropFirst())) } catch { fail("\(error)") }
+case "dev":
+    do { try DevCommand.run(arguments: Array(arguments.dropFirst())) } catch { fail("\(error)") }
+case "help", "--help", "-h":
+    print(usage, terminator: "")
+default:
+    FileHandle.standardError.write(Data(usage.utf8))
+    exit(2)
+}

@@ -1,0 +1,122 @@
+import Authorize
+import Crypto
+import Foundation
+import HTTPServer
+import PKCE
+import PostgresStore
+
+/// `POST /v1/auth/handoff/exchange` (PRODUCT.md, "Exchange"): the checks in the contract's order, with the
+/// code consumed by one atomic statement that also creates the session (`PostgresStore.exchange`).
+struct ExchangeHandler: Sendable {
+    let context: ServerContext
+
+    /// The request's fields once rows 1–2 have passed.
+    struct Fields {
+        let code: String
+        let redirectURI: String?
+        let codeVerifier: String?
+    }
+
+    /// Handles one exchange; every answer carries `Cache-Control: no-store`.
+    func handle(_ request: HTTPRequest) throws -> HTTPResponse {
+        // Row 1: no publishable key. (An unknown one is found by the exchange statement itself, so the
+        // common case is one statement; a malformed body needs the lookup first, to keep the order.)
+        guard let publishableKey = Wire.bearer(request), publishableKey.hasPrefix("pk_") else {
+            return invalidClient()
+        }
+        // Row 2: strict JSON with string fields.
+        guard let fields = Self.parse(request.body) else {
+            guard try context.store.environment(publishableKey: publishableKey) != nil else { return invalidClient() }
+            return Wire.error(OAuthError(code: .invalidRequest,
+                description: "The body must be a JSON object with \"code\" as a string, and \"codeVerifier\" and \"redirectUri\" as strings when present."))
+        }
+        return try exchange(fields, publishableKey: publishableKey)
+    }
+
+    /// Rows 3–6 and the session, given a well-formed request. Shared with `POST /oauth2/token`.
+    func exchange(_ fields: Fields, publishableKey: String) throws -> HTTPResponse {
+        let accessToken = try Crypto.mintToken(prefix: "zat_")
+        let refreshToken = try Crypto.mintToken(prefix: "zrt_")
+        let now = context.clock.now()
+        let outcome = try context.store.exchange(PostgresStore.ExchangeAttempt(
+            publishableKey: publishableKey,
+            codeHash: Crypto.hexSHA256(fields.code),
+            requestedRedirectURI: fields.redirectURI,
+            verifierChallenge: ExchangeCheck.verifierChallengeIfValid(fields.codeVerifier, sha256: Self.sha256),
+            attemptID: UUID().uuidString,
+            accessTokenHash: Crypto.hexSHA256(accessToken),
+            refreshTokenHash: Crypto.hexSHA256(refreshToken),
+            now: now))
+        switch outcome {
+        case .unknownClient:
+            return invalidClient()
+        case .invalidGrant:
+            // Row 3: unknown, expired, used, or another environment's; the same answer for each (RFC 6749 §5.2).
+            return Wire.error(OAuthError(code: .invalidGrant, description: "The authorization code is invalid, expired or already used."))
+        case .consumed(let issuedRedirectURI, let challengeText, let session):
+            // Rows 4–6 run after consumption: a failed attempt burns the code (RFC 6749 §4.1.2, "MUST NOT be used more than once").
+            guard let challenge = CodeChallenge(challengeText) else { throw ServerFailure.inconsistent("stored challenge is not canonical") }
+            if let failure = ExchangeCheck.afterConsumption(
+                requestedRedirectURI: fields.redirectURI, issuedRedirectURI: issuedRedirectURI,
+                verifier: fields.codeVerifier, challenge: challenge, sha256: Self.sha256,
+                constantTimeEquals: Self.constantTimeEquals)
+            {
+                return Wire.error(failure)
+            }
+            guard let session else {
+                // Rows 4–6 passed but no session was made: the account was closed in the meantime.
+                return Wire.error(OAuthError(code: .invalidGrant, description: "The account can no longer sign in."))
+            }
+            return Wire.json(status: 200, Self.sessionBody(session, accessToken: accessToken, refreshToken: refreshToken, now: now))
+        }
+    }
+
+    /// Reads row 2: `code` a string; `codeVerifier` and `redirectUri` strings when present (null or absent
+    /// counts as missing, checked after consumption by rows 4 and 6).
+    static func parse(_ body: [UInt8]) -> Fields? {
+        guard let object = JSONObjectBody(body), case .value(let code) = object.string("code") else { return nil }
+        let redirectURI: String?
+        switch object.string("redirectUri") {
+        case .wrongType: return nil
+        case .missing: redirectURI = nil
+        case .value(let value): redirectURI = value.isEmpty ? nil : value
+        }
+        let verifier: String?
+        switch object.string("codeVerifier") {
+        case .wrongType: return nil
+        case .missing: verifier = nil
+        case .value(let value): verifier = value
+        }
+        return Fields(code: code, redirectURI: redirectURI, codeVerifier: verifier)
+    }
+
+    /// The success body (PRODUCT.md, "Success, 200"): the session and the safe user fields, never the
+    /// internal records.
+    static func sessionBody(_ session: IssuedSession, accessToken: String, refreshToken: String, now: Date) -> [String: Any] {
+        [
+            "session": [
+                "id": session.sessionID,
+                "accessToken": accessToken,
+                "refreshToken": refreshToken,
+                "tokenType": "Bearer",
+                "expiresIn": max(0, Int(session.accessExpiresAt.timeIntervalSince(now).rounded())),
+                "expiresAt": Wire.timestamp(session.expiresAt),
+                "idleExpiresAt": Wire.timestamp(session.idleExpiresAt),
+            ] as [String: Any],
+            "user": userBody(session.user),
+        ]
+    }
+
+    /// `{"id","email","name","imageUrl"}` (null when the account has no image).
+    static func userBody(_ user: UserRecord) -> [String: Any] {
+        ["id": user.id, "email": user.email, "name": user.name, "imageUrl": user.imageURL ?? NSNull()]
+    }
+
+    private func invalidClient() -> HTTPResponse {
+        Wire.error(OAuthError(code: .invalidClient, description: "Send the environment's publishable key as Authorization: Bearer pk_…"),
+                   extraHeaders: [("WWW-Authenticate", "Bearer")])
+    }
+
+    static let sha256: PKCE.SHA256 = { Crypto.sha256($0) }
+    static let constantTimeEquals: @Sendable ([UInt8], [UInt8]) -> Bool = { Crypto.constantTimeEquals($0, $1) }
+}

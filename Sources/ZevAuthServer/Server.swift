@@ -1,0 +1,62 @@
+import Foundation
+import HTTPServer
+import Postgres
+import PostgresStore
+
+/// Running the server process: locating migrations, refusing a database that is behind, serving until
+/// SIGINT/SIGTERM, and shutting down with in-flight requests finished.
+public enum ServerRunner {
+    /// Finds the `sql/` folder of migrations: the configured one, else `./sql`, else a `sql/` beside or
+    /// above the executable (a checkout's `.build/…/zevauth`), else `/usr/share/zevauth/sql`.
+    /// - Returns: the folder's path, or nil.
+    public static func sqlDirectory(configured: String?) -> String? {
+        let fileManager = FileManager.default
+        func hasMigrations(_ path: String) -> Bool {
+            ((try? fileManager.contentsOfDirectory(atPath: path)) ?? []).contains { $0.hasSuffix(".sql") }
+        }
+        if let configured { return configured }
+        var candidates = [fileManager.currentDirectoryPath + "/sql"]
+        if let executable = try? fileManager.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
+            var directory = URL(fileURLWithPath: executable).deletingLastPathComponent()
+            for _ in 0..<6 {
+                candidates.append(directory.appendingPathComponent("sql").path)
+                candidates.append(directory.appendingPathComponent("share/zevauth/sql").path)
+                directory = directory.deletingLastPathComponent()
+            }
+        }
+        candidates.append("/usr/share/zevauth/sql")
+        return candidates.first(where: hasMigrations)
+    }
+
+    /// The migrator for the configured folder.
+    /// - Throws: `ConfigurationError` when no folder is found; `Migrator`'s errors for a bad file.
+    public static func migrator(configured: String?) throws -> Migrator {
+        guard let directory = sqlDirectory(configured: configured) else {
+            throw ConfigurationError(key: "ZEVAUTH_SQL_DIR", problem: "no sql/ folder of migrations was found; set it")
+        }
+        return try Migrator(directory: directory)
+    }
+
+    /// Serves until SIGINT or SIGTERM, then stops accepting, lets in-flight requests finish (up to 10 s),
+    /// and returns.
+    /// - Throws: when the database's migrations are behind, or the address cannot be bound.
+    public static func serve(_ context: ServerContext, migrator: Migrator, onReady: (UInt16) -> Void = { _ in }) throws {
+        let pending = try migrator.pending(in: context.store.pool)
+        guard pending.isEmpty else {
+            throw ConfigurationError(key: "ZEVAUTH_DATABASE_URL",
+                                     problem: "the database is behind by \(pending.count) migration(s); run `zevauth migrate` first")
+        }
+        HTTPServer.blockTerminationSignals()
+        var http = HTTPServerConfiguration()
+        http.host = context.configuration.listenHost
+        http.port = context.configuration.listenPort
+        http.threadPoolSize = context.configuration.httpThreads
+        let server = try HTTPServer(configuration: http, handler: ZevAuthApp(context: context))
+        context.log.write("listening on \(context.configuration.listenHost):\(server.port) issuer=\(context.configuration.issuer)")
+        onReady(server.port)
+        let signal = HTTPServer.waitForTerminationSignal()
+        context.log.write("signal \(signal): stopping; letting in-flight requests finish")
+        server.shutdown(gracePeriodSeconds: 10)
+        context.log.write("stopped")
+    }
+}

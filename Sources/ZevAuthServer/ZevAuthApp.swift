@@ -1,0 +1,145 @@
+import Authorize
+import Crypto
+import Foundation
+import HTTPServer
+import PasswordHashing
+import Postgres
+import PostgresStore
+
+/// Everything a handler needs, shared read-only by all request threads.
+public struct ServerContext: Sendable {
+    public let configuration: ServerConfiguration
+    public let store: PostgresStore
+    public let clock: any Clock
+    public let passwordHasher: PasswordHasher
+    public let log: any LogSink
+
+    /// - Parameters:
+    ///   - configuration: validated configuration.
+    ///   - store: the PostgreSQL store (shared by any number of instances).
+    ///   - clock: the source of "now" (tests inject a `ManualClock`).
+    ///   - passwordHasher: Argon2id parameters (tests may use cheaper ones).
+    ///   - log: where log lines go.
+    public init(configuration: ServerConfiguration, store: PostgresStore, clock: any Clock = SystemClock(),
+                passwordHasher: PasswordHasher = PasswordHasher(), log: any LogSink = StandardErrorLog()) {
+        self.configuration = configuration
+        self.store = store
+        self.clock = clock
+        self.passwordHasher = passwordHasher
+        self.log = log
+    }
+}
+
+/// The ZevAuth HTTP application: every route, behind one error funnel and the access log. Usable
+/// in-process (`handle(_:)`) or behind `HTTPServer`.
+public struct ZevAuthApp: HTTPHandler {
+    public let context: ServerContext
+    private let router: Router
+
+    /// Builds the routes.
+    public init(context: ServerContext) {
+        self.context = context
+        let signIn = SignInFlow(context: context)
+        let exchange = ExchangeHandler(context: context)
+        let admin = AdminHandlers(context: context)
+        let sessions = SessionHandlers(context: context)
+        var router = Router()
+        func route(_ method: String, _ pattern: String, _ body: @escaping @Sendable (HTTPRequest, [String: String]) throws -> HTTPResponse) {
+            router.add(method, pattern) { request, parameters in
+                ZevAuthApp.funnel(context.log) { try body(request, parameters) }
+            }
+        }
+        route("GET", "/healthz") { _, _ in Wire.json(status: 200, ["status": "ok"]) }
+        route("GET", "/readyz") { _, _ in
+            context.store.isReady()
+                ? Wire.json(status: 200, ["status": "ready"])
+                : Wire.json(status: 503, ["status": "unavailable", "error": "temporarily_unavailable"])
+        }
+        route("GET", Pages.stylesheetPath) { _, _ in
+            HTTPResponse(status: 200, headers: HTTPHeaders([("Content-Type", "text/css; charset=utf-8"), ("Cache-Control", "public, max-age=3600")]),
+                         body: Array(Pages.stylesheet.utf8))
+        }
+        route("GET", "/v1/auth/zevid/start") { request, _ in try signIn.start(request, standardEndpoint: false) }
+        route("GET", "/oauth2/authorize") { request, _ in try signIn.start(request, standardEndpoint: true) }
+        route("GET", "/v1/auth/zevid/signin") { request, _ in try signIn.signInPage(request) }
+        route("POST", "/v1/auth/zevid/signin") { request, _ in try signIn.signIn(request) }
+        route("GET", "/v1/auth/zevid/consent") { request, _ in try signIn.consentPage(request) }
+        route("POST", "/v1/auth/zevid/consent") { request, _ in try signIn.consent(request) }
+        route("POST", "/v1/auth/handoff/exchange") { request, _ in try exchange.handle(request) }
+        route("GET", "/v1/auth/session") { request, _ in try sessions.current(request) }
+        route("POST", "/v1/admin/projects") { request, _ in try admin.createProject(request) }
+        route("POST", "/v1/admin/users") { request, _ in try admin.createUser(request) }
+        route("POST", "/v1/admin/callbacks") { request, _ in try admin.addCallback(request) }
+        route("GET", "/v1/admin/callbacks") { request, _ in try admin.listCallbacks(request) }
+        route("DELETE", "/v1/admin/callbacks/{id}") { request, parameters in try admin.deleteCallback(request, id: parameters["id"] ?? "") }
+        route("POST", "/v1/admin/domains") { request, _ in try admin.addDomain(request) }
+        route("GET", "/v1/admin/domains") { request, _ in try admin.listDomains(request) }
+        route("POST", "/v1/admin/domains/{domain}/verify") { request, parameters in try admin.verifyDomain(request, domain: parameters["domain"] ?? "") }
+        self.router = router
+    }
+
+    /// The registered routes (method, pattern), for the OpenAPI consistency test.
+    public var routes: [(method: String, pattern: String)] { router.routes }
+
+    /// Answers one request and writes one access-log line: method, path (never the query: it carries
+    /// codes), status, duration in milliseconds.
+    public func handle(_ request: HTTPRequest) -> HTTPResponse {
+        let started = DispatchTime.now().uptimeNanoseconds
+        let response = router.handle(request)
+        let elapsed = Double(DispatchTime.now().uptimeNanoseconds - started) / 1_000_000
+        context.log.write("\(request.method) \(Self.loggablePath(request.path)) \(response.status) \(String(format: "%.1f", elapsed))ms")
+        return response
+    }
+
+    /// The path with anything that is not a plain path character replaced, so a log line cannot be forged
+    /// or carry an arbitrary payload.
+    static func loggablePath(_ path: String) -> String {
+        String(path.prefix(200).unicodeScalars.map { scalar -> Character in
+            scalar.isASCII && scalar.value >= 0x21 && scalar.value < 0x7F ? Character(scalar) : "?"
+        })
+    }
+
+    /// The one error funnel: a thrown error becomes 503 `temporarily_unavailable` when PostgreSQL is out of
+    /// reach, else 500 `server_error`; the log names the error's kind and SQLSTATE, never its inputs.
+    static func funnel(_ log: any LogSink, _ body: () throws -> HTTPResponse) -> HTTPResponse {
+        do {
+            return try body()
+        } catch let error as PostgresError {
+            log.write("error postgres kind=\(error.kind) sqlstate=\(error.sqlState?.rawValue ?? "-") constraint=\(error.constraint ?? "-")")
+            if error.kind == .connection || error.kind == .poolTimeout {
+                var response = Wire.error(.temporarilyUnavailable, "The service is briefly unavailable. Try again.", status: 503)
+                response.headers.set("Retry-After", "1")
+                return response
+            }
+            return Wire.error(.serverError, "Something went wrong on our side.", status: 500)
+        } catch {
+            log.write("error \(String(describing: type(of: error)))")
+            return Wire.error(.serverError, "Something went wrong on our side.", status: 500)
+        }
+    }
+}
+
+/// `GET /v1/auth/session` (PRODUCT.md, "Sessions"): the session and the safe user fields for a bearer
+/// access token; 401 otherwise.
+struct SessionHandlers: Sendable {
+    let context: ServerContext
+
+    func current(_ request: HTTPRequest) throws -> HTTPResponse {
+        guard let token = Wire.bearer(request), token.hasPrefix("zat_"),
+            let session = try context.store.session(accessTokenHash: Crypto.hexSHA256(token), now: context.clock.now())
+        else {
+            var response = Wire.error(.invalidToken, "The access token is invalid or expired.", status: 401)
+            response.headers.set("WWW-Authenticate", "Bearer error=\"invalid_token\"")
+            return response
+        }
+        return Wire.json(status: 200, [
+            "session": [
+                "id": session.sessionID,
+                "accessTokenExpiresAt": Wire.timestamp(session.accessExpiresAt),
+                "expiresAt": Wire.timestamp(session.expiresAt),
+                "idleExpiresAt": Wire.timestamp(session.idleExpiresAt),
+            ],
+            "user": ExchangeHandler.userBody(session.user),
+        ])
+    }
+}
