@@ -1,0 +1,165 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One HTTP response as a test sees it.
+public struct TestResponse: Sendable {
+    public let status: Int
+    /// Header names lower-cased, in order, repeated names kept.
+    public let headers: [(name: String, value: String)]
+    public let body: [UInt8]
+
+    /// The first value of a header (name compared case-insensitively).
+    public func header(_ name: String) -> String? {
+        headers.first { $0.name == name.lowercased() }?.value
+    }
+
+    /// Every value of a header.
+    public func headerValues(_ name: String) -> [String] {
+        headers.filter { $0.name == name.lowercased() }.map(\.value)
+    }
+
+    public var text: String { String(decoding: body, as: UTF8.self) }
+
+    /// The body as a JSON object (empty when it is not one).
+    public var json: [String: Any] {
+        (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] ?? [:]
+    }
+}
+
+/// A deliberately small HTTP/1.1 client for tests over loopback: one request per connection
+/// (`Connection: close`), the whole response read until the server closes, redirects never followed.
+/// Test-only: the product itself never parses HTTP by hand (libmicrohttpd does).
+public struct TestHTTPClient: Sendable {
+    public let host: String
+    public let port: UInt16
+
+    public init(host: String = "127.0.0.1", port: UInt16) {
+        self.host = host
+        self.port = port
+    }
+
+    public enum Failure: Error { case connect(Int32), send, malformed }
+
+    /// Sends one request and reads the response.
+    /// - Parameter target: the request target exactly as it goes on the wire (path and query).
+    public func send(_ method: String, _ target: String, headers: [(String, String)] = [], body: [UInt8] = []) throws -> TestResponse {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { throw Failure.connect(errno) }
+        defer { close(descriptor) }
+        var timeout = timeval(tv_sec: 30, tv_usec: 0)
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        inet_pton(AF_INET, host, &address.sin_addr)
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else { throw Failure.connect(errno) }
+        var head = "\(method) \(target) HTTP/1.1\r\nHost: \(host):\(port)\r\nConnection: close\r\n"
+        for (name, value) in headers { head += "\(name): \(value)\r\n" }
+        if !body.isEmpty || method == "POST" || method == "PATCH" || method == "PUT" { head += "Content-Length: \(body.count)\r\n" }
+        head += "\r\n"
+        let request = Array(head.utf8) + body
+        var sent = 0
+        while sent < request.count {
+            let written = request[sent...].withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            guard written > 0 else { throw Failure.send }
+            sent += written
+        }
+        var response: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+            if count <= 0 { break }
+            response.append(contentsOf: buffer[0..<count])
+        }
+        return try Self.parse(response)
+    }
+
+    static func parse(_ bytes: [UInt8]) throws -> TestResponse {
+        let separator: [UInt8] = [13, 10, 13, 10]
+        guard let end = (0..<max(0, bytes.count - 3)).first(where: { Array(bytes[$0..<$0 + 4]) == separator }) else {
+            throw Failure.malformed
+        }
+        let lines = String(decoding: bytes[..<end], as: UTF8.self).components(separatedBy: "\r\n")
+        let statusParts = lines[0].split(separator: " ")
+        guard statusParts.count >= 2, let status = Int(statusParts[1]) else { throw Failure.malformed }
+        var headers: [(name: String, value: String)] = []
+        for line in lines.dropFirst() {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            headers.append((line[..<colon].lowercased(), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)))
+        }
+        var body = Array(bytes[(end + 4)...])
+        if let length = headers.first(where: { $0.name == "content-length" }).flatMap({ Int($0.value) }), length <= body.count {
+            body = Array(body[..<length])
+        }
+        return TestResponse(status: status, headers: headers, body: body)
+    }
+}
+
+/// A browser for tests: a cookie jar in front of `TestHTTPClient`; never follows redirects.
+public final class TestBrowser: @unchecked Sendable {
+    public let client: TestHTTPClient
+    public private(set) var cookies: [String: String] = [:]
+
+    public init(client: TestHTTPClient) {
+        self.client = client
+    }
+
+    /// GET a path (with query), sending and storing cookies.
+    public func get(_ target: String, headers: [(String, String)] = []) throws -> TestResponse {
+        try send("GET", target, headers: headers, body: [])
+    }
+
+    /// POST an `application/x-www-form-urlencoded` form.
+    public func postForm(_ target: String, _ fields: [(String, String)]) throws -> TestResponse {
+        let body = fields.map { "\(Self.formEncode($0.0))=\(Self.formEncode($0.1))" }.joined(separator: "&")
+        return try send("POST", target, headers: [("Content-Type", "application/x-www-form-urlencoded")], body: Array(body.utf8))
+    }
+
+    public func send(_ method: String, _ target: String, headers: [(String, String)], body: [UInt8]) throws -> TestResponse {
+        var all = headers
+        if !cookies.isEmpty { all.append(("Cookie", cookies.map { "\($0.key)=\($0.value)" }.sorted().joined(separator: "; "))) }
+        let response = try client.send(method, target, headers: all, body: body)
+        for header in response.headerValues("set-cookie") {
+            let pair = header.split(separator: ";")[0]
+            guard let eq = pair.firstIndex(of: "=") else { continue }
+            let name = String(pair[..<eq])
+            let value = String(pair[pair.index(after: eq)...])
+            if header.contains("Max-Age=0") { cookies[name] = nil } else { cookies[name] = value }
+        }
+        return response
+    }
+
+    /// Forgets a cookie, as a new browser would not have it.
+    public func removeCookie(_ name: String) { cookies[name] = nil }
+
+    static func formEncode(_ text: String) -> String {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~")
+        return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? ""
+    }
+}
+
+/// Reads the value of a hidden form field from a page (`name="csrf" value="…"`).
+public func hiddenField(_ name: String, in html: String) -> String? {
+    guard let range = html.range(of: "name=\"\(name)\" value=\"") else { return nil }
+    let rest = html[range.upperBound...]
+    guard let end = rest.firstIndex(of: "\"") else { return nil }
+    return String(rest[..<end]).replacingOccurrences(of: "&amp;", with: "&")
+}
+
+/// The query items of a redirect `Location`, decoded as `application/x-www-form-urlencoded`.
+public func queryItems(of location: String) -> [String: String] {
+    guard let questionMark = location.firstIndex(of: "?") else { return [:] }
+    var items: [String: String] = [:]
+    for pair in location[location.index(after: questionMark)...].split(separator: "&") {
+        let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+        let decode = { (s: Substring) in s.replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(s) }
+        items[decode(parts[0])] = parts.count > 1 ? decode(parts[1]) : ""
+    }
+    return items
+}

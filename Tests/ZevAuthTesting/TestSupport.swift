@@ -1,0 +1,159 @@
+import Authorize
+import Crypto
+import Encoding
+import Foundation
+import HTTPServer
+import PKCE
+import PasswordHashing
+import Postgres
+import PostgresStore
+import ZevAuthServer
+
+/// The real PostgreSQL that the test command (`scripts/test`) starts, migrated once per test process.
+public enum TestDatabase {
+    /// `ZEVAUTH_TEST_DATABASE_URL`; tests fail (not skip) without it, because the test command always sets it.
+    public static var url: String {
+        guard let url = ProcessInfo.processInfo.environment["ZEVAUTH_TEST_DATABASE_URL"], !url.isEmpty else {
+            fatalError("ZEVAUTH_TEST_DATABASE_URL is not set: run the tests with scripts/test, which starts PostgreSQL")
+        }
+        return url
+    }
+
+    /// A pool on the migrated test database, shared by every test in the process.
+    public static let pool: PostgresPool = {
+        let pool = PostgresPool(url: url, size: 24, acquireTimeoutSeconds: 30)
+        do {
+            _ = try Migrator(directory: repositoryRoot + "/sql").apply(to: pool)
+        } catch {
+            fatalError("migrating the test database failed: \(error)")
+        }
+        return pool
+    }()
+
+    /// The checkout's root (this file lives in Tests/ZevAuthTesting/).
+    public static let repositoryRoot: String = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+}
+
+/// Cheap Argon2id parameters for accounts made by tests (the PHC string carries them, so the server
+/// verifies them as usual).
+public let testPasswordHasher = PasswordHasher(memoryKiB: 1024, iterations: 1, parallelism: 1)
+
+/// A running server for a test: the real app behind the real HTTP server on an ephemeral loopback port.
+public final class TestServer: @unchecked Sendable {
+    public let context: ServerContext
+    public let app: ZevAuthApp
+    public let http: HTTPServer
+    public let log: MemoryLog
+    public let clock: ManualClock?
+
+    public static let operatorToken = "zop_test_operator_token_0123456789abcdef"
+
+    /// - Parameter clock: a manual clock, or nil for the system clock.
+    public init(clock: ManualClock? = nil, issuer: String? = nil) throws {
+        let log = MemoryLog()
+        var configuration = ServerConfiguration(databaseURL: TestDatabase.url, issuer: "http://127.0.0.1:0", operatorToken: Self.operatorToken)
+        configuration.listenPort = 0
+        var http = HTTPServerConfiguration()
+        http.port = 0
+        http.threadPoolSize = 8
+        // The issuer names the port, which is known only after binding: build the context afterwards.
+        let placeholder = ServerContext(configuration: configuration, store: PostgresStore(pool: TestDatabase.pool),
+                                        clock: clock ?? SystemClock(), passwordHasher: testPasswordHasher, log: log)
+        let box = HandlerBox()
+        let server = try HTTPServer(configuration: http, handler: box)
+        configuration.issuer = issuer ?? "http://127.0.0.1:\(server.port)"
+        let context = ServerContext(configuration: configuration, store: placeholder.store, clock: placeholder.clock,
+                                    passwordHasher: testPasswordHasher, log: log)
+        let app = ZevAuthApp(context: context)
+        box.set(app)
+        self.context = context
+        self.app = app
+        self.http = server
+        self.log = log
+        self.clock = clock
+    }
+
+    public var port: UInt16 { http.port }
+    public var issuer: String { context.configuration.issuer }
+    public var client: TestHTTPClient { TestHTTPClient(port: port) }
+    public func browser() -> TestBrowser { TestBrowser(client: client) }
+    public var store: PostgresStore { context.store }
+
+    deinit { http.shutdown(gracePeriodSeconds: 2) }
+}
+
+/// Lets the server start before the app (which needs the bound port in its issuer) exists.
+final class HandlerBox: HTTPHandler, @unchecked Sendable {
+    private let lock = NSLock()
+    private var handler: (any HTTPHandler)?
+    func set(_ handler: any HTTPHandler) { lock.withLock { self.handler = handler } }
+    func handle(_ request: HTTPRequest) -> HTTPResponse {
+        guard let handler = lock.withLock({ self.handler }) else { return HTTPResponse(status: 503) }
+        return handler.handle(request)
+    }
+}
+
+/// A project, an account and callbacks, made directly in the store for one test.
+public struct Fixture: Sendable {
+    public let projectID: String
+    public let developmentKey: String
+    public let developmentSecret: String
+    public let productionKey: String
+    public let productionSecret: String
+    public let email: String
+    public let password: String
+    public let userID: String
+
+    /// Creates a project named `name` with both environments, an account with a unique email, and the
+    /// given development and production callbacks (link callbacks' domains are marked verified).
+    public static func make(store: PostgresStore, name: String = "Acme", development: [String] = ["http://127.0.0.1/cb", "com.acme.app:/callback"],
+                            production: [String] = [], verifiedDomains: [String] = []) throws -> Fixture {
+        let now = Date()
+        let dev = try AdminKeys.mint(publishable: "pk_test_", secret: "sk_test_")
+        let prod = try AdminKeys.mint(publishable: "pk_live_", secret: "sk_live_")
+        let projectID = try store.createProject(name: name, development: dev.keys, production: prod.keys, now: now)
+        for domain in verifiedDomains {
+            _ = try store.addDomain(projectID: projectID, domain: domain, verificationToken: "t", now: now)
+            _ = try store.markDomainVerified(projectID: projectID, domain: domain, hosted: nil, now: now)
+        }
+        for (key, uris) in [(dev.keys.publishableKey, development), (prod.keys.publishableKey, production)] {
+            guard let environment = try store.environment(publishableKey: key) else { fatalError("environment") }
+            for uri in uris {
+                guard case .success(let parsed) = RedirectURI.parse(uri) else { fatalError("fixture callback \(uri) does not parse") }
+                _ = try store.addCallback(environmentID: environment.id, uri: uri, kind: parsed.kind.rawValue, now: now)
+            }
+        }
+        let email = "person-\(UUID().uuidString.lowercased())@example.com"
+        let password = "correct horse \(UUID().uuidString.prefix(8))"
+        let user = try store.createUser(email: email, emailNormalized: email, name: "Pat Person",
+                                        passwordHash: try testPasswordHasher.hash(password), now: now)
+        return Fixture(projectID: projectID, developmentKey: dev.keys.publishableKey, developmentSecret: dev.secret,
+                       productionKey: prod.keys.publishableKey, productionSecret: prod.secret,
+                       email: email, password: password, userID: user.id)
+    }
+}
+
+enum AdminKeys {
+    static func mint(publishable: String, secret: String) throws -> (keys: PostgresStore.NewEnvironmentKeys, secret: String) {
+        let secretKey = try Crypto.mintToken(prefix: secret)
+        return (PostgresStore.NewEnvironmentKeys(publishableKey: try Crypto.mintToken(prefix: publishable),
+                                                 secretKeyHash: Crypto.hexSHA256(secretKey), secretKeySuffix: String(secretKey.suffix(4))), secretKey)
+    }
+}
+
+/// A fresh PKCE pair (RFC 7636 §4.1–4.2).
+public struct PKCEPair: Sendable {
+    public let verifier: String
+    public let challenge: String
+
+    public init() {
+        verifier = Base64URL.encode((try? Crypto.randomBytes(32)) ?? [])
+        challenge = Base64URL.encode(Crypto.sha256(Array(verifier.utf8)))
+    }
+}
+
+/// Builds a start URL's query with every pair percent-encoded (RFC 3986 unreserved left bare).
+public func startTarget(_ pairs: [(String, String)], path: String = "/v1/auth/zevid/start") -> String {
+    path + "?" + FormURLEncoding.encode(pairs)
+}

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs the Debian packages ZevAuth builds, runs and tests with, when any is missing.
+# Safe to run again: it asks apt only when something is not installed.
+set -euo pipefail
+
+packages=(
+  pkg-config
+  libmicrohttpd-dev     # HTTP server
+  libpq-dev             # PostgreSQL client library
+  libssl-dev            # OpenSSL libcrypto: SHA-256, HMAC, CSPRNG
+  libargon2-dev         # Argon2id password hashing
+  libcurl4-openssl-dev  # outbound HTTPS (association checks)
+  postgresql-15         # the throwaway and development database server
+  curl
+)
+
+missing=()
+for package in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "bootstrap: installing ${missing[*]}" >&2
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# The Debian package starts a system cluster on 5432; ZevAuth never uses it, so leave it as the system wants.
