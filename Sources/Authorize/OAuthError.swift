@@ -3,30 +3,55 @@
 /// Source: PRODUCT.md "Errors the seed names", "Exchange", "Admin API"; seed 003's error table;
 /// RFC 6749 §4.1.2.1 and §5.2; RFC 6750 §3.1 (`invalid_token`).
 public enum OAuthErrorCode: String, Sendable, CaseIterable {
+    /// A malformed request: a repeated parameter, a missing or mistyped field (RFC 6749 §4.1.2.1, §5.2).
     case invalidRequest = "invalid_request"
+    /// No or unknown publishable key (RFC 6749 §5.2).
     case invalidClient = "invalid_client"
+    /// A code or refresh token that is unknown, expired, used, revoked or not this client's (RFC 6749 §5.2).
     case invalidGrant = "invalid_grant"
+    /// A `grant_type` other than `authorization_code` or `refresh_token` (RFC 6749 §5.2).
     case unsupportedGrantType = "unsupported_grant_type"
+    /// A `response_type` other than `code` on `/oauth2/authorize` (RFC 6749 §4.1.2.1).
     case unsupportedResponseType = "unsupported_response_type"
+    /// The person declined consent (RFC 6749 §4.1.2.1).
     case accessDenied = "access_denied"
+    /// `state` missing, empty, over 512 scalars, not UTF-8 or holding a control character (PRODUCT.md "`state`").
     case invalidState = "invalid_state"
+    /// `redirect_uri` / `redirectUri` missing (PRODUCT.md "Start" 3, "Exchange" 4).
     case redirectURIRequired = "redirect_uri_required"
+    /// A redirect URI that is malformed, unregistered, or not the start's (PRODUCT.md "Start" 3, "Exchange" 5).
     case redirectURIMismatch = "redirect_uri_mismatch"
+    /// A custom scheme in production without the operator's exception (RFC 8252 §8.6; seed 003).
     case customSchemeNotAllowed = "custom_scheme_not_allowed"
+    /// An https link whose domain does not (yet) list the environment's app (RFC 8252 §7.2; seed 003).
     case nativeRedirectNotVerified = "native_redirect_not_verified"
+    /// A loopback redirect in production (PRODUCT.md "Where a sign-in may return").
     case loopbackRedirectNotAllowed = "loopback_redirect_not_allowed"
+    /// No `code_challenge` (RFC 9700 §2.1.1; seed 003).
     case pkceRequired = "pkce_required"
+    /// `code_challenge_method` missing or not exactly `S256` (RFC 7636 §4.3; seed 003).
     case pkceMethodUnsupported = "pkce_method_unsupported"
+    /// A challenge that is not canonical base64url of 32 bytes (RFC 7636 §4.2; seed 003).
     case invalidCodeChallenge = "invalid_code_challenge"
+    /// A verifier that is missing, malformed or does not match the challenge (RFC 7636 §4.6; seed 003).
     case pkceVerificationFailed = "pkce_verification_failed"
+    /// A session past its absolute or idle window (PRODUCT.md "Sessions"; seed 003).
     case reauthenticationRequired = "reauthentication_required"
+    /// Too many apps for a platform, or certificates for an Android app (PRODUCT.md "Mobile apps").
     case nativeAppLimit = "native_app_limit"
+    /// An iOS app from another Apple team than the environment's (PRODUCT.md "Mobile apps").
     case nativeAppTeamMismatch = "native_app_team_mismatch"
+    /// An unexpected failure; details stay in the log (RFC 6749 §4.1.2.1).
     case serverError = "server_error"
+    /// The server or its database is overloaded or down (RFC 6749 §4.1.2.1).
     case temporarilyUnavailable = "temporarily_unavailable"
+    /// No or unknown bearer token on the admin or session API (RFC 6750 §3.1).
     case invalidToken = "invalid_token"
+    /// A key acting outside its environment (PRODUCT.md "Admin API").
     case forbidden = "forbidden"
+    /// No such resource (PRODUCT.md "Admin API").
     case notFound = "not_found"
+    /// A duplicate resource (PRODUCT.md "Admin API").
     case conflict = "conflict"
 
     /// The HTTP status when this code is answered directly (not redirected), from seed 003's error table

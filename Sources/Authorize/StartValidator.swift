@@ -1,3 +1,4 @@
+import Encoding
 import PKCE
 
 /// Development or production: decides which redirect kinds a start accepts (PRODUCT.md "Where a sign-in
@@ -121,6 +122,50 @@ public enum StartValidator {
     public static func decide(
         query: [(name: String, value: String)], standardEndpoint: Bool, lookupClient: (String) -> ClientEnvironment?
     ) -> StartDecision {
+        decide(query: query, undecodable: [], standardEndpoint: standardEndpoint, lookupClient: lookupClient)
+    }
+
+    /// Decides a start request from its raw query string, so that a value that cannot be decoded fails the
+    /// check that owns it, in order, instead of failing the whole request.
+    ///
+    /// The query is split on `&` (empty segments skipped) and each name and value decoded as
+    /// `application/x-www-form-urlencoded` (`FormURLEncoding.decodeComponent`). A value with a malformed
+    /// `%` escape or invalid UTF-8 becomes an invalid value of its parameter: `state` → `invalid_state`
+    /// (PRODUCT.md "`state`": "must be valid UTF-8 … otherwise `invalid_state`"), `client_id` →
+    /// `invalid_client`, `redirect_uri` → `redirect_uri_mismatch`, `code_challenge` →
+    /// `invalid_code_challenge`, and so on; an undecodable `login_hint` is ignored.
+    /// - Parameters:
+    ///   - rawQuery: the query without the leading `?`, exactly as received.
+    ///   - standardEndpoint: `true` on `/oauth2/authorize`.
+    ///   - lookupClient: the environment of a publishable key, or `nil` when unknown.
+    public static func decide(
+        rawQuery: String, standardEndpoint: Bool, lookupClient: (String) -> ClientEnvironment?
+    ) -> StartDecision {
+        var query: [(name: String, value: String)] = []
+        var undecodable: Set<String> = []
+        for segment in rawQuery.utf8.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true) {
+            let bytes = Array(segment)
+            let equals = bytes.firstIndex(of: UInt8(ascii: "=")) ?? bytes.endIndex
+            let name = (try? FormURLEncoding.decodeComponent(bytes[..<equals])) ?? undecodableValue
+            let rawValue = equals < bytes.endIndex ? bytes[(equals + 1)...] : []
+            if let value = try? FormURLEncoding.decodeComponent(rawValue) {
+                query.append((name, value))
+            } else {
+                query.append((name, undecodableValue))
+                undecodable.insert(name)
+            }
+        }
+        return decide(query: query, undecodable: undecodable, standardEndpoint: standardEndpoint, lookupClient: lookupClient)
+    }
+
+    /// Stands in for a name or value that could not be decoded: non-empty (so it is not "missing") and
+    /// non-ASCII (so no client ID, redirect URI, challenge or method can equal it).
+    private static let undecodableValue = "\u{FFFD}"
+
+    private static func decide(
+        query: [(name: String, value: String)], undecodable: Set<String>, standardEndpoint: Bool,
+        lookupClient: (String) -> ClientEnvironment?
+    ) -> StartDecision {
         let parameters: [String: String]
         switch uniqueParameters(query) {
         case .failure(let error): return .show(error)
@@ -136,7 +181,7 @@ public enum StartValidator {
         case .failure(let error): return .show(error)
         case .success(let trusted): redirect = trusted
         }
-        guard let state = checkState(parameters) else {
+        guard !undecodable.contains("state"), let state = checkState(parameters) else {
             return .show(OAuthError(.invalidState, "state must be 1 to 512 characters with no control character."))
         }
         if standardEndpoint, let error = checkResponseType(parameters) {
@@ -151,7 +196,7 @@ public enum StartValidator {
             ValidatedStartRequest(
                 environmentID: client.environmentID, redirect: redirect, state: state, challenge: challenge,
                 prompt: checkPrompt(parameters),
-                loginHint: checkLoginHint(parameters)))
+                loginHint: undecodable.contains("login_hint") ? nil : checkLoginHint(parameters)))
     }
 
     // MARK: - The checks, one per function

@@ -223,3 +223,38 @@ let precedence: [StartCase] = [
         #expect(location.hasPrefix("com.acme.app:/callback?error=pkce_required&error_description="))
     }
 }
+
+/// A valid raw development query; `%@` placeholders are not used, callers append or replace.
+private let rawBase =
+    "client_id=pk_test_dev&redirect_uri=com.acme.app%3A%2Fcallback&code_challenge=\(rfcChallenge)&code_challenge_method=S256"
+
+@Suite struct RawQueryTests {
+    @Test(arguments: [
+        ("\(rawBase)&state=%FF", Outcome.show(.invalidState, 400)),  // invalid UTF-8
+        ("\(rawBase)&state=%zz", .show(.invalidState, 400)),  // malformed escape
+        ("\(rawBase)&state=ok&state=%FF", .show(.invalidRequest, 400)),
+        ("client_id=%FF&redirect_uri=com.acme.app%3A%2Fcallback&state=s", .show(.invalidClient, 400)),
+        ("client_id=pk_test_dev&redirect_uri=com.acme.app%3A%2Fcallback%zz&state=s", .show(.redirectURIMismatch, 400)),
+        ("client_id=pk_test_dev&redirect_uri=com.acme.app%3A%2Fcallback&state=s&code_challenge=%FF&code_challenge_method=S256",
+            .redirect(.invalidCodeChallenge)),
+        ("client_id=pk_test_dev&redirect_uri=com.acme.app%3A%2Fcallback&state=s&code_challenge=\(rfcChallenge)&code_challenge_method=S256%",
+            .redirect(.pkceMethodUnsupported)),
+    ])
+    func undecodableValueFailsItsOwnCheck(raw: String, expected: Outcome) {
+        #expect(outcome(StartValidator.decide(rawQuery: raw, standardEndpoint: false, lookupClient: lookup)) == expected)
+    }
+
+    @Test func plusInStateIsASpaceAndSurvivesTheRoundTrip() throws {
+        let decision = StartValidator.decide(
+            rawQuery: "\(rawBase)&state=a+b%26c%3Dd%2Be%25f%23g&login_hint=%FF", standardEndpoint: false, lookupClient: lookup)
+        guard case .proceed(let request) = decision else {
+            Issue.record("expected proceed, got \(decision)")
+            return
+        }
+        #expect(request.state.value == "a b&c=d+e%f#g")
+        #expect(request.loginHint == nil)
+        let location = redirectLocation(
+            base: request.redirect, parameters: successRedirectParameters(code: "hoc_x", state: request.state, issuer: "iss"))
+        #expect(location == "com.acme.app:/callback?code=hoc_x&state=a%20b%26c%3Dd%2Be%25f%23g&iss=iss")
+    }
+}
