@@ -271,7 +271,7 @@ public enum StartValidator {
         guard let responseType = present(parameters["response_type"]) else {
             return OAuthError(.invalidRequest, "response_type is required.")
         }
-        guard responseType == "code" else {
+        guard responseType.utf8.elementsEqual("code".utf8) else {
             return OAuthError(.unsupportedResponseType, "Only response_type=code is supported.")
         }
         return nil
@@ -282,7 +282,8 @@ public enum StartValidator {
         guard let rawChallenge = present(parameters["code_challenge"]) else {
             return .failure(OAuthError(.pkceRequired, "code_challenge is required."))
         }
-        guard parameters["code_challenge_method"] == "S256" else {
+        // Byte comparison: Swift's `==` is Unicode canonical equivalence, and exactly `S256` is required.
+        guard let method = parameters["code_challenge_method"], method.utf8.elementsEqual("S256".utf8) else {
             return .failure(OAuthError(.pkceMethodUnsupported, "code_challenge_method must be S256."))
         }
         guard let challenge = CodeChallenge(rawChallenge) else {
