@@ -1,0 +1,186 @@
+/// Every error code the server puts on the wire, with its exact spelling as the raw value.
+///
+/// Source: PRODUCT.md "Errors the seed names", "Exchange", "Admin API"; seed 003's error table;
+/// RFC 6749 §4.1.2.1 and §5.2; RFC 6750 §3.1 (`invalid_token`).
+public enum OAuthErrorCode: String, Sendable, CaseIterable {
+    /// A malformed request: a repeated parameter, a missing or mistyped field (RFC 6749 §4.1.2.1, §5.2).
+    case invalidRequest = "invalid_request"
+    /// No or unknown publishable key (RFC 6749 §5.2).
+    case invalidClient = "invalid_client"
+    /// A code or refresh token that is unknown, expired, used, revoked or not this client's (RFC 6749 §5.2).
+    case invalidGrant = "invalid_grant"
+    /// A `grant_type` other than `authorization_code` or `refresh_token` (RFC 6749 §5.2).
+    case unsupportedGrantType = "unsupported_grant_type"
+    /// A `response_type` other than `code` on `/oauth2/authorize` (RFC 6749 §4.1.2.1).
+    case unsupportedResponseType = "unsupported_response_type"
+    /// The person declined consent (RFC 6749 §4.1.2.1).
+    case accessDenied = "access_denied"
+    /// `state` missing, empty, over 512 scalars, not UTF-8 or holding a control character (PRODUCT.md "`state`").
+    case invalidState = "invalid_state"
+    /// `redirect_uri` / `redirectUri` missing (PRODUCT.md "Start" 3, "Exchange" 4).
+    case redirectURIRequired = "redirect_uri_required"
+    /// A redirect URI that is malformed, unregistered, or not the start's (PRODUCT.md "Start" 3, "Exchange" 5).
+    case redirectURIMismatch = "redirect_uri_mismatch"
+    /// A custom scheme in production without the operator's exception (RFC 8252 §8.6; seed 003).
+    case customSchemeNotAllowed = "custom_scheme_not_allowed"
+    /// An https link whose domain does not (yet) list the environment's app (RFC 8252 §7.2; seed 003).
+    case nativeRedirectNotVerified = "native_redirect_not_verified"
+    /// A loopback redirect in production (PRODUCT.md "Where a sign-in may return").
+    case loopbackRedirectNotAllowed = "loopback_redirect_not_allowed"
+    /// No `code_challenge` (RFC 9700 §2.1.1; seed 003).
+    case pkceRequired = "pkce_required"
+    /// `code_challenge_method` missing or not exactly `S256` (RFC 7636 §4.3; seed 003).
+    case pkceMethodUnsupported = "pkce_method_unsupported"
+    /// A challenge that is not canonical base64url of 32 bytes (RFC 7636 §4.2; seed 003).
+    case invalidCodeChallenge = "invalid_code_challenge"
+    /// A verifier that is missing, malformed or does not match the challenge (RFC 7636 §4.6; seed 003).
+    case pkceVerificationFailed = "pkce_verification_failed"
+    /// A session past its absolute or idle window (PRODUCT.md "Sessions"; seed 003).
+    case reauthenticationRequired = "reauthentication_required"
+    /// Too many apps for a platform, or certificates for an Android app (PRODUCT.md "Mobile apps").
+    case nativeAppLimit = "native_app_limit"
+    /// An iOS app from another Apple team than the environment's (PRODUCT.md "Mobile apps").
+    case nativeAppTeamMismatch = "native_app_team_mismatch"
+    /// An unexpected failure; details stay in the log (RFC 6749 §4.1.2.1).
+    case serverError = "server_error"
+    /// The server or its database is overloaded or down (RFC 6749 §4.1.2.1).
+    case temporarilyUnavailable = "temporarily_unavailable"
+    /// No or unknown bearer token on the admin or session API (RFC 6750 §3.1).
+    case invalidToken = "invalid_token"
+    /// A key acting outside its environment (PRODUCT.md "Admin API").
+    case forbidden = "forbidden"
+    /// No such resource (PRODUCT.md "Admin API").
+    case notFound = "not_found"
+    /// A duplicate resource (PRODUCT.md "Admin API").
+    case conflict = "conflict"
+
+    /// The HTTP status when this code is answered directly (not redirected), from seed 003's error table
+    /// and PRODUCT.md.
+    ///
+    /// `invalid_client` is 401 here, as on the exchange, token and refresh endpoints (PRODUCT.md
+    /// "Exchange" row 1; RFC 6749 §5.2). The start shows it with 400 (PRODUCT.md "Start: order of checks"
+    /// 2), which it expresses with `OAuthError`'s explicit `status`; this table stays context-free.
+    public var httpStatus: Int {
+        switch self {
+        case .invalidRequest, .invalidGrant, .unsupportedGrantType, .unsupportedResponseType, .invalidState,
+            .redirectURIRequired, .redirectURIMismatch, .pkceRequired, .pkceMethodUnsupported,
+            .invalidCodeChallenge, .pkceVerificationFailed, .nativeAppLimit, .nativeAppTeamMismatch:
+            return 400
+        case .invalidClient, .reauthenticationRequired, .invalidToken:
+            return 401
+        case .accessDenied, .customSchemeNotAllowed, .nativeRedirectNotVerified, .loopbackRedirectNotAllowed,
+            .forbidden:
+            return 403
+        case .notFound:
+            return 404
+        case .conflict:
+            return 409
+        case .serverError:
+            return 500
+        case .temporarilyUnavailable:
+            return 503
+        }
+    }
+
+    /// The RFC 6749 code that stands for this one on a standard `/oauth2/*` endpoint.
+    ///
+    /// - RFC 6749 codes (`invalid_request`, `invalid_client`, `invalid_grant`, `unsupported_grant_type`,
+    ///   `unsupported_response_type`, `access_denied`, `server_error`, `temporarily_unavailable`) stand
+    ///   for themselves everywhere.
+    /// - `/oauth2/authorize`: every other code is `invalid_request` (RFC 7636 §4.4.1 for the PKCE errors,
+    ///   RFC 6749 §4.1.2.1 for `state` and the redirect URI).
+    /// - `/oauth2/token`: `redirect_uri_required`, `redirect_uri_mismatch`, `pkce_verification_failed`
+    ///   and `reauthentication_required` are `invalid_grant` (RFC 6749 §5.2, RFC 7636 §4.6; PRODUCT.md
+    ///   "Standard OAuth surface"); `invalid_token` is `invalid_client` (a bad bearer on the token
+    ///   endpoint, RFC 6749 §5.2); every other code is `invalid_request`.
+    /// - Parameter endpoint: the standard endpoint answering.
+    public func rfcCode(at endpoint: StandardEndpoint) -> OAuthErrorCode {
+        switch self {
+        case .invalidRequest, .invalidClient, .invalidGrant, .unsupportedGrantType, .unsupportedResponseType,
+            .accessDenied, .serverError, .temporarilyUnavailable:
+            return self
+        default:
+            break
+        }
+        switch endpoint {
+        case .authorize:
+            return .invalidRequest
+        case .token:
+            switch self {
+            case .redirectURIRequired, .redirectURIMismatch, .pkceVerificationFailed, .reauthenticationRequired:
+                return .invalidGrant
+            case .invalidToken:
+                return .invalidClient
+            default:
+                return .invalidRequest
+            }
+        }
+    }
+}
+
+/// The standard RFC 6749 endpoints, whose `error` is restricted to RFC codes.
+///
+/// Source: PRODUCT.md "Standard OAuth surface".
+public enum StandardEndpoint: Sendable, Equatable {
+    /// `GET /oauth2/authorize` (RFC 6749 §4.1.2.1 error codes).
+    case authorize
+    /// `POST /oauth2/token` (RFC 6749 §5.2 error codes).
+    case token
+}
+
+/// Where an error is answered, which decides how its code and description are spelled on the wire.
+///
+/// Source: PRODUCT.md "Start: order of checks" (last paragraph) and "Standard OAuth surface".
+public enum ErrorSurface: Sendable, Equatable {
+    /// ZevAuth's own endpoints (`/v1/...`): `error` is the product code.
+    case zevAuth
+    /// A standard `/oauth2/...` endpoint: `error` is the RFC code, `error_description` starts with the
+    /// product code.
+    case standard(StandardEndpoint)
+}
+
+/// An error answered to a client: a product code, a safe description and the HTTP status to use when it
+/// is answered directly.
+///
+/// `description` is sent as `error_description`: it never carries a code, verifier, token, password or
+/// any echoed request value (STYLE.md "Redact by default").
+/// `status` is usually `code.httpStatus`; the one context-dependent status in the contract, the start's
+/// 400 `invalid_client`, is set explicitly by the code that raises it. A redirected error's `status` is
+/// not used (the redirect is a 303).
+public struct OAuthError: Error, Sendable, Equatable {
+    /// The product error code.
+    public let code: OAuthErrorCode
+    /// Safe human-readable text, sent as `error_description`.
+    public let description: String
+    /// The HTTP status when the error is answered directly.
+    public let status: Int
+
+    /// Creates an error.
+    /// - Parameters:
+    ///   - code: the product code.
+    ///   - description: safe text (no secrets, no echoed input).
+    ///   - status: an explicit status; `nil` (the default) takes `code.httpStatus`.
+    public init(_ code: OAuthErrorCode, _ description: String, status: Int? = nil) {
+        self.code = code
+        self.description = description
+        self.status = status ?? code.httpStatus
+    }
+
+    /// The `error` value on the given surface: the product code on `/v1`, the RFC code on `/oauth2`.
+    public func wireError(on surface: ErrorSurface) -> String {
+        switch surface {
+        case .zevAuth: return code.rawValue
+        case .standard(let endpoint): return code.rfcCode(at: endpoint).rawValue
+        }
+    }
+
+    /// The `error_description` value on the given surface. On a standard endpoint it always begins with
+    /// the product code and `": "` (PRODUCT.md: "`error_description` begins with this page's code"), even
+    /// when the product code is itself an RFC code, so clients can parse it one way.
+    public func wireDescription(on surface: ErrorSurface) -> String {
+        switch surface {
+        case .zevAuth: return description
+        case .standard: return code.rawValue + ": " + description
+        }
+    }
+}

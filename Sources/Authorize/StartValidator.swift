@@ -1,0 +1,320 @@
+import Encoding
+import PKCE
+
+/// Development or production: decides which redirect kinds a start accepts (PRODUCT.md "Where a sign-in
+/// may return").
+public enum EnvironmentKind: String, Sendable, Equatable {
+    /// `pk_test_…`: every registered kind is allowed.
+    case development
+    /// `pk_live_…`: custom schemes only when the operator enabled them, links only when verified, no loopback.
+    case production
+}
+
+/// One registered callback of an environment, with the facts the store computed for it.
+public struct RegisteredRedirect: Sendable, Equatable {
+    /// The registered URI (parsed when it was registered).
+    public let uri: RedirectURI
+    /// For a custom scheme: the operator enabled this scheme for one of the environment's apps
+    /// (PRODUCT.md "Admin API", `productionCustomScheme`). Ignored for other kinds and in development.
+    public let productionCustomSchemeAllowed: Bool
+    /// For a link, in the environment's own sense: in development, the link's domain is a verified
+    /// project domain; in production, the domain's latest association check verified one of the
+    /// environment's apps for it (for iOS, with this callback's path covered). Ignored for other kinds.
+    public let linkVerified: Bool
+
+    /// Creates a registered callback.
+    public init(uri: RedirectURI, productionCustomSchemeAllowed: Bool = false, linkVerified: Bool = false) {
+        self.uri = uri
+        self.productionCustomSchemeAllowed = productionCustomSchemeAllowed
+        self.linkVerified = linkVerified
+    }
+}
+
+/// The environment a publishable key (`client_id`) names, as the start needs it.
+public struct ClientEnvironment: Sendable, Equatable {
+    /// The environment's identifier in the store.
+    public let environmentID: String
+    /// Development or production.
+    public let kind: EnvironmentKind
+    /// The app name the consent page shows.
+    public let appName: String
+    /// Every callback registered for the environment.
+    public let registeredRedirects: [RegisteredRedirect]
+
+    /// Creates a client environment.
+    public init(environmentID: String, kind: EnvironmentKind, appName: String, registeredRedirects: [RegisteredRedirect]) {
+        self.environmentID = environmentID
+        self.kind = kind
+        self.appName = appName
+        self.registeredRedirects = registeredRedirects
+    }
+}
+
+/// The only meaningful `prompt` value (OpenID Connect Core §3.1.2.1's `login`; PRODUCT.md "Sign-in round
+/// trip" 1–2). Other values are ignored.
+public enum Prompt: String, Sendable, Equatable {
+    /// Ask for the password even when a ZevID browser session exists.
+    case login
+}
+
+/// A start request that passed every check: the only input code issuance accepts.
+public struct ValidatedStartRequest: Sendable, Equatable {
+    /// The environment the publishable key names.
+    public let environmentID: String
+    /// The redirect URI exactly as requested (for a loopback, with the requested port): the code is bound
+    /// to it and the exchange compares it byte for byte.
+    public let redirect: RedirectURI
+    /// The client's state, returned unchanged.
+    public let state: OAuthState
+    /// The S256 challenge.
+    public let challenge: CodeChallenge
+    /// `.login` to force a password prompt; `nil` otherwise.
+    public let prompt: Prompt?
+    /// A login hint of at most 320 scalars with no control character, to pre-fill the email field.
+    public let loginHint: String?
+}
+
+/// What the HTTP shell does with a start request.
+public enum StartDecision: Sendable, Equatable {
+    /// Every check passed: continue to sign-in.
+    case proceed(ValidatedStartRequest)
+    /// The redirect URI is not trusted (yet): show the error to the person with `error.status`, never
+    /// redirect (RFC 6749 §4.1.2.1, RFC 9700 §4.11.2).
+    case show(OAuthError)
+    /// The redirect URI is trusted: send the error back to it (303, or the "Return to the app" page) with
+    /// `state` and `iss` (RFC 6749 §4.1.2.1). `state` is `nil` only when it could not be validated, which
+    /// the current order never redirects.
+    case redirect(OAuthError, to: RedirectURI, state: OAuthState?)
+}
+
+/// The checks of `GET /v1/auth/zevid/start` and `GET /oauth2/authorize`, in PRODUCT.md "Start: order of
+/// checks" order.
+public enum StartValidator {
+    /// The longest `login_hint` kept, in Unicode scalars (RFC 5321 §4.5.3.1: a path is at most 256 octets;
+    /// 320 leaves room for the 64 + 255 local part and domain).
+    public static let loginHintMaximumLength = 320
+
+    /// Decides a start request.
+    ///
+    /// Shown (never redirected), in order:
+    /// 1. any parameter given twice → 400 `invalid_request` (RFC 6749 §3.1);
+    /// 2. `client_id` missing or unknown → 400 `invalid_client` (RFC 6749 §4.1.2.1);
+    /// 3. `redirect_uri` missing → 400 `redirect_uri_required`; malformed or unregistered → 400
+    ///    `redirect_uri_mismatch` (RFC 6749 §3.1.2.3, RFC 8252 §7.3); production custom scheme not enabled
+    ///    → 403 `custom_scheme_not_allowed` (RFC 8252 §8.6); link not verified → 403
+    ///    `native_redirect_not_verified` (RFC 8252 §7.2); production loopback → 403
+    ///    `loopback_redirect_not_allowed`;
+    /// 4. `state` missing or invalid → 400 `invalid_state`.
+    ///
+    /// Redirected with the state, in order:
+    /// 5. standard endpoint only: `response_type` missing → `invalid_request`, not `code` →
+    ///    `unsupported_response_type` (RFC 6749 §4.1.2.1);
+    /// 6. `code_challenge` missing → `pkce_required` (RFC 9700 §2.1.1); `code_challenge_method` not exactly
+    ///    `S256` → `pkce_method_unsupported` (RFC 7636 §4.4.1); challenge not canonical → `invalid_code_challenge`
+    ///    (RFC 7636 §4.2).
+    ///
+    /// An empty value counts as missing.
+    /// - Parameters:
+    ///   - query: the form-decoded query, in order, duplicates kept (`FormURLEncoding.decode`).
+    ///   - standardEndpoint: `true` on `/oauth2/authorize` (adds the `response_type` check; the shell spells
+    ///     errors with `ErrorSurface.standard(.authorize)`).
+    ///   - lookupClient: the environment of a publishable key, or `nil` when unknown.
+    public static func decide(
+        query: [(name: String, value: String)], standardEndpoint: Bool, lookupClient: (String) -> ClientEnvironment?
+    ) -> StartDecision {
+        decide(query: query, undecodable: [], standardEndpoint: standardEndpoint, lookupClient: lookupClient)
+    }
+
+    /// Decides a start request from its raw query string, so that a value that cannot be decoded fails the
+    /// check that owns it, in order, instead of failing the whole request.
+    ///
+    /// The query is split on `&` (empty segments skipped) and each name and value decoded as
+    /// `application/x-www-form-urlencoded` (`FormURLEncoding.decodeComponent`). A value with a malformed
+    /// `%` escape or invalid UTF-8 becomes an invalid value of its parameter: `state` → `invalid_state`
+    /// (PRODUCT.md "`state`": "must be valid UTF-8 … otherwise `invalid_state`"), `client_id` →
+    /// `invalid_client`, `redirect_uri` → `redirect_uri_mismatch`, `code_challenge` →
+    /// `invalid_code_challenge`, and so on; an undecodable `login_hint` is ignored.
+    /// - Parameters:
+    ///   - rawQuery: the query without the leading `?`, exactly as received.
+    ///   - standardEndpoint: `true` on `/oauth2/authorize`.
+    ///   - lookupClient: the environment of a publishable key, or `nil` when unknown.
+    public static func decide(
+        rawQuery: String, standardEndpoint: Bool, lookupClient: (String) -> ClientEnvironment?
+    ) -> StartDecision {
+        var query: [(name: String, value: String)] = []
+        var undecodable: Set<String> = []
+        for segment in rawQuery.utf8.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true) {
+            let bytes = Array(segment)
+            let equals = bytes.firstIndex(of: UInt8(ascii: "=")) ?? bytes.endIndex
+            let name = (try? FormURLEncoding.decodeComponent(bytes[..<equals])) ?? undecodableValue
+            let rawValue = equals < bytes.endIndex ? bytes[(equals + 1)...] : []
+            if let value = try? FormURLEncoding.decodeComponent(rawValue) {
+                query.append((name, value))
+            } else {
+                query.append((name, undecodableValue))
+                undecodable.insert(name)
+            }
+        }
+        return decide(query: query, undecodable: undecodable, standardEndpoint: standardEndpoint, lookupClient: lookupClient)
+    }
+
+    /// Stands in for a name or value that could not be decoded: non-empty (so it is not "missing") and
+    /// non-ASCII (so no client ID, redirect URI, challenge or method can equal it).
+    private static let undecodableValue = "\u{FFFD}"
+
+    private static func decide(
+        query: [(name: String, value: String)], undecodable: Set<String>, standardEndpoint: Bool,
+        lookupClient: (String) -> ClientEnvironment?
+    ) -> StartDecision {
+        let parameters: [String: String]
+        switch uniqueParameters(query) {
+        case .failure(let error): return .show(error)
+        case .success(let unique): parameters = unique
+        }
+        let client: ClientEnvironment
+        switch checkClient(parameters, lookupClient: lookupClient) {
+        case .failure(let error): return .show(error)
+        case .success(let found): client = found
+        }
+        let redirect: RedirectURI
+        switch checkRedirect(parameters, client: client) {
+        case .failure(let error): return .show(error)
+        case .success(let trusted): redirect = trusted
+        }
+        guard !undecodable.contains("state"), let state = checkState(parameters) else {
+            return .show(OAuthError(.invalidState, "state must be 1 to 512 characters with no control character."))
+        }
+        if standardEndpoint, let error = checkResponseType(parameters) {
+            return .redirect(error, to: redirect, state: state)
+        }
+        let challenge: CodeChallenge
+        switch checkPKCE(parameters) {
+        case .failure(let error): return .redirect(error, to: redirect, state: state)
+        case .success(let valid): challenge = valid
+        }
+        return .proceed(
+            ValidatedStartRequest(
+                environmentID: client.environmentID, redirect: redirect, state: state, challenge: challenge,
+                prompt: checkPrompt(parameters),
+                loginHint: undecodable.contains("login_hint") ? nil : checkLoginHint(parameters)))
+    }
+
+    // MARK: - The checks, one per function
+
+    /// RFC 6749 §3.1: "Request and response parameters MUST NOT be included more than once." Applies to
+    /// every name, known or not.
+    static func uniqueParameters(_ query: [(name: String, value: String)]) -> Result<[String: String], OAuthError> {
+        var parameters: [String: String] = [:]
+        for (name, value) in query {
+            if parameters.updateValue(value, forKey: name) != nil {
+                return .failure(OAuthError(.invalidRequest, "A parameter was given more than once."))
+            }
+        }
+        return .success(parameters)
+    }
+
+    /// PRODUCT.md "Start: order of checks" 2: the publishable key must name an environment. Shown with 400,
+    /// not the token endpoint's 401: no client authentication was attempted (RFC 6749 §4.1.2.1).
+    static func checkClient(
+        _ parameters: [String: String], lookupClient: (String) -> ClientEnvironment?
+    ) -> Result<ClientEnvironment, OAuthError> {
+        guard let clientID = present(parameters["client_id"]), let client = lookupClient(clientID) else {
+            return .failure(OAuthError(.invalidClient, "client_id is missing or unknown.", status: 400))
+        }
+        return .success(client)
+    }
+
+    /// PRODUCT.md "Where a sign-in may return" and "Start: order of checks" 3. Returns the requested URI once
+    /// it matches a registered one that this environment may use.
+    static func checkRedirect(_ parameters: [String: String], client: ClientEnvironment) -> Result<RedirectURI, OAuthError> {
+        guard let raw = present(parameters["redirect_uri"]) else {
+            return .failure(OAuthError(.redirectURIRequired, "redirect_uri is required."))
+        }
+        // RFC 6749 §3.1.2.3 / RFC 9700 §4.1.3: exact matching against the registered URIs (loopback: any port,
+        // RFC 8252 §7.3).
+        guard case .success(let requested) = RedirectURI.parse(raw) else {
+            return .failure(OAuthError(.redirectURIMismatch, "redirect_uri is not a registered callback."))
+        }
+        let matches = client.registeredRedirects.filter { requested.matchesRegistered($0.uri) }
+        guard !matches.isEmpty else {
+            return .failure(OAuthError(.redirectURIMismatch, "redirect_uri is not a registered callback."))
+        }
+        switch requested.kind {
+        case .customScheme:
+            // RFC 8252 §8.6: any app can claim a custom scheme; production needs the operator's exception.
+            if client.kind == .production && !matches.contains(where: \.productionCustomSchemeAllowed) {
+                return .failure(
+                    OAuthError(.customSchemeNotAllowed, "Custom URL schemes are not enabled for this production app."))
+            }
+        case .link:
+            // RFC 8252 §7.2: a claimed https link is only as good as the domain's association.
+            if !matches.contains(where: \.linkVerified) {
+                return .failure(
+                    OAuthError(.nativeRedirectNotVerified, "The link's domain does not list a registered app yet."))
+            }
+        case .loopback:
+            if client.kind == .production {
+                return .failure(
+                    OAuthError(.loopbackRedirectNotAllowed, "Loopback redirects are not allowed in production."))
+            }
+        }
+        return .success(requested)
+    }
+
+    /// PRODUCT.md "`state`": 1–512 scalars, no Cc. Missing and empty are both invalid.
+    static func checkState(_ parameters: [String: String]) -> OAuthState? {
+        present(parameters["state"]).flatMap(OAuthState.init(decoded:))
+    }
+
+    /// RFC 6749 §4.1.1 / §4.1.2.1, standard endpoint only: `response_type=code` exactly.
+    static func checkResponseType(_ parameters: [String: String]) -> OAuthError? {
+        guard let responseType = present(parameters["response_type"]) else {
+            return OAuthError(.invalidRequest, "response_type is required.")
+        }
+        guard responseType.utf8.elementsEqual("code".utf8) else {
+            return OAuthError(.unsupportedResponseType, "Only response_type=code is supported.")
+        }
+        return nil
+    }
+
+    /// RFC 9700 §2.1.1 (PKCE for every client), RFC 7636 §4.3 (S256 only, case-sensitive), §4.2 (encoding).
+    static func checkPKCE(_ parameters: [String: String]) -> Result<CodeChallenge, OAuthError> {
+        guard let rawChallenge = present(parameters["code_challenge"]) else {
+            return .failure(OAuthError(.pkceRequired, "code_challenge is required."))
+        }
+        // Byte comparison: Swift's `==` is Unicode canonical equivalence, and exactly `S256` is required.
+        guard let method = parameters["code_challenge_method"], method.utf8.elementsEqual("S256".utf8) else {
+            return .failure(OAuthError(.pkceMethodUnsupported, "code_challenge_method must be S256."))
+        }
+        guard let challenge = CodeChallenge(rawChallenge) else {
+            return .failure(
+                OAuthError(.invalidCodeChallenge, "code_challenge must be the base64url SHA-256 of the verifier."))
+        }
+        return .success(challenge)
+    }
+
+    /// OpenID Connect Core §3.1.2.1: `prompt` is a space-delimited list; `login` anywhere in it forces a
+    /// password prompt. Every other value (`none`, `consent`, `select_account`, unknown) is ignored.
+    static func checkPrompt(_ parameters: [String: String]) -> Prompt? {
+        guard let prompt = present(parameters["prompt"]) else { return nil }
+        return prompt.split(separator: " ").contains("login") ? .login : nil
+    }
+
+    /// Keeps a `login_hint` of at most 320 scalars with no control character; otherwise ignores it (a hint
+    /// is a convenience, never a reason to fail a sign-in).
+    static func checkLoginHint(_ parameters: [String: String]) -> String? {
+        guard let hint = present(parameters["login_hint"]) else { return nil }
+        var count = 0
+        for scalar in hint.unicodeScalars {
+            count += 1
+            if count > loginHintMaximumLength || scalar.properties.generalCategory == .control { return nil }
+        }
+        return hint
+    }
+
+    /// PRODUCT.md: "An empty parameter counts as missing."
+    private static func present(_ value: String?) -> String? {
+        guard let value, !value.isEmpty else { return nil }
+        return value
+    }
+}
