@@ -27,8 +27,7 @@ struct ExchangeHandler: Sendable {
         // Row 2: strict JSON with string fields.
         guard let fields = Self.parse(request.body) else {
             guard try context.store.environment(publishableKey: publishableKey) != nil else { return invalidClient() }
-            return Wire.error(OAuthError(code: .invalidRequest,
-                description: "The body must be a JSON object with \"code\" as a string, and \"codeVerifier\" and \"redirectUri\" as strings when present."))
+            return Wire.error(OAuthError(.invalidRequest, "The body must be a JSON object with \"code\" as a string, and \"codeVerifier\" and \"redirectUri\" as strings when present."))
         }
         return try exchange(fields, publishableKey: publishableKey)
     }
@@ -52,7 +51,7 @@ struct ExchangeHandler: Sendable {
             return invalidClient()
         case .invalidGrant:
             // Row 3: unknown, expired, used, or another environment's; the same answer for each (RFC 6749 §5.2).
-            return Wire.error(OAuthError(code: .invalidGrant, description: "The authorization code is invalid, expired or already used."))
+            return Wire.error(OAuthError(.invalidGrant, "The authorization code is invalid, expired or already used."))
         case .consumed(let issuedRedirectURI, let challengeText, let session):
             // Rows 4–6 run after consumption: a failed attempt burns the code (RFC 6749 §4.1.2, "MUST NOT be used more than once").
             guard let challenge = CodeChallenge(challengeText) else { throw ServerFailure.inconsistent("stored challenge is not canonical") }
@@ -65,7 +64,7 @@ struct ExchangeHandler: Sendable {
             }
             guard let session else {
                 // Rows 4–6 passed but no session was made: the account was closed in the meantime.
-                return Wire.error(OAuthError(code: .invalidGrant, description: "The account can no longer sign in."))
+                return Wire.error(OAuthError(.invalidGrant, "The account can no longer sign in."))
             }
             return Wire.json(status: 200, Self.sessionBody(session, accessToken: accessToken, refreshToken: refreshToken, now: now))
         }
@@ -113,7 +112,7 @@ struct ExchangeHandler: Sendable {
     }
 
     private func invalidClient() -> HTTPResponse {
-        Wire.error(OAuthError(code: .invalidClient, description: "Send the environment's publishable key as Authorization: Bearer pk_…"),
+        Wire.error(OAuthError(.invalidClient, "Send the environment's publishable key as Authorization: Bearer pk_…"),
                    extraHeaders: [("WWW-Authenticate", "Bearer")])
     }
 

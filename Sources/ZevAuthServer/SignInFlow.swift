@@ -28,15 +28,9 @@ struct SignInFlow: Sendable {
     /// `GET /v1/auth/zevid/start` and `GET /oauth2/authorize`: the checks of PRODUCT.md "Start: order of
     /// checks" (`StartValidator`), then a pending sign-in bound to this browser and a 303 to the next page.
     func start(_ request: HTTPRequest, standardEndpoint: Bool) throws -> HTTPResponse {
-        let query: [(name: String, value: String)]
-        do {
-            query = try FormURLEncoding.decode(request.rawQuery ?? "")
-        } catch {
-            return show(OAuthError(code: .invalidRequest, description: "The query string is not valid application/x-www-form-urlencoded."), request)
-        }
         var lookupFailure: (any Error)?
         var environment: EnvironmentRecord?
-        let decision = StartValidator.decide(query: query, standardEndpoint: standardEndpoint) { clientID in
+        let decision = StartValidator.decide(rawQuery: request.rawQuery ?? "", standardEndpoint: standardEndpoint) { clientID in
             do {
                 guard let (record, client) = try store.clientEnvironment(publishableKey: clientID) else { return nil }
                 environment = record
@@ -51,7 +45,8 @@ struct SignInFlow: Sendable {
         case .show(let error):
             return show(error, request)
         case .redirect(let error, let to, let state):
-            return redirectError(error, to: to, state: state, appName: environment?.projectName ?? "the app", heldForGesture: true)
+            return redirectError(error, to: to, state: state, appName: environment?.projectName ?? "the app", heldForGesture: true,
+                                 surface: standardEndpoint ? .standard(.authorize) : .zevAuth)
         case .proceed(let validated):
             guard let environment else { throw ServerFailure.inconsistent("start proceeded without an environment") }
             return try proceed(validated, environment: environment, request: request)
@@ -184,8 +179,8 @@ struct SignInFlow: Sendable {
             guard case .success(let base) = RedirectURI.parse(pending.record.redirectURI), let state = OAuthState(decoded: pending.record.state) else {
                 throw ServerFailure.inconsistent("stored redirect URI or state no longer parses")
             }
-            return redirectError(OAuthError(code: .accessDenied, description: "The person declined to sign in."),
-                                 to: base, state: state, appName: pending.environment.projectName, heldForGesture: false)
+            return redirectError(OAuthError(.accessDenied, "The person declined to sign in."),
+                                 to: base, state: state, appName: pending.environment.projectName, heldForGesture: false, surface: .zevAuth)
         default:
             return Pages.error(status: 400, code: "invalid_request", message: "Choose Continue or Cancel.")
         }
@@ -202,9 +197,9 @@ struct SignInFlow: Sendable {
         guard issued else {
             return Pages.error(status: 400, code: "invalid_request", message: "This sign-in has expired or was already completed.")
         }
-        let location = redirectLocation(base: base, parameters: [
-            ("code", code), ("state", pending.record.state), ("iss", context.configuration.issuer),
-        ])
+        guard let state = OAuthState(decoded: pending.record.state) else { throw ServerFailure.inconsistent("stored state no longer valid") }
+        let location = redirectLocation(
+            base: base, parameters: successRedirectParameters(code: code, state: state, issuer: context.configuration.issuer))
         if held && base.kind != .loopback {
             return Pages.returnToApp(location: location, appName: pending.environment.projectName, isError: false)
         }
@@ -262,11 +257,11 @@ struct SignInFlow: Sendable {
 
     /// An error after the redirect URI is trusted: 303 to a loopback; for an app (custom scheme or link)
     /// the "Return to the app" page when there was no gesture in the current page.
-    private func redirectError(_ error: OAuthError, to base: RedirectURI, state: OAuthState?, appName: String, heldForGesture: Bool) -> HTTPResponse {
-        var parameters: [(String, String)] = [("error", error.wireCode), ("error_description", error.wireDescription)]
-        if let state { parameters.append(("state", state.value)) }
-        parameters.append(("iss", context.configuration.issuer))
-        let location = redirectLocation(base: base, parameters: parameters)
+    private func redirectError(
+        _ error: OAuthError, to base: RedirectURI, state: OAuthState?, appName: String, heldForGesture: Bool, surface: ErrorSurface
+    ) -> HTTPResponse {
+        let location = redirectLocation(
+            base: base, parameters: errorRedirectParameters(error, state: state, issuer: context.configuration.issuer, surface: surface))
         if heldForGesture && base.kind != .loopback {
             return Pages.returnToApp(location: location, appName: appName, isError: true)
         }
