@@ -54,13 +54,15 @@ enum Framing {
         )
     }
 
-    /// `response` as it may go on the wire: framing fields the server owns are dropped (RFC 9112 §6), and a
-    /// status outside 200–599, a field name that is not a token (RFC 9110 §5.1) or a value with CR, LF or
+    /// `response` as it may go on the wire: framing fields the server owns are dropped (RFC 9112 §6), so are
+    /// fields with an empty value (libmicrohttpd 0.9.75 refuses them, and an empty list-based field is
+    /// equivalent to an absent one, RFC 9110 §5.6.1), and a status outside 200–599, a field name that is not a token (RFC 9110 §5.1) or a value with CR, LF or
     /// NUL (RFC 9110 §5.5, response splitting) turns it into a 500.
     static func sendable(_ response: HTTPResponse) -> HTTPResponse {
         var out = response
         out.headers.remove("Content-Length")
         out.headers.remove("Transfer-Encoding")
+        out.headers = HTTPHeaders(out.headers.filter { !$0.value.isEmpty }.map { ($0.name, $0.value) })
         let fieldsOK = out.headers.allSatisfy { field in
             isToken(field.name) && !field.value.utf8.contains { $0 == 0 || $0 == 0x0A || $0 == 0x0D }
         }

@@ -110,6 +110,9 @@ public final class HTTPServer: Sendable {
     /// Requests whose request line has arrived and whose response has not completed (for tests).
     var inFlightRequests: Int { context.inFlight.load(ordering: .sequentiallyConsistent) }
 
+    /// Whether `shutdown` has begun (for tests).
+    var isDraining: Bool { context.draining.load(ordering: .sequentiallyConsistent) }
+
     /// Blocks SIGINT and SIGTERM on the calling thread and ignores SIGPIPE for the process.
     ///
     /// Call it on the main thread before starting any server: threads inherit the signal mask, so the
