@@ -45,7 +45,8 @@ let uriLogCallback:
         cls, uri, _ in
         guard let cls else { return nil }
         let target = uri.map { pointer in Array(UnsafeRawBufferPointer(start: pointer, count: strlen(pointer))) } ?? []
-        Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue().inFlight.add(1, ordering: .sequentiallyConsistent)
+        Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue().inFlight.add(
+            1, ordering: .sequentiallyConsistent)
         return Unmanaged.passRetained(RequestState(target: target)).toOpaque()
     }
 
@@ -54,7 +55,8 @@ let completedCallback: MHD_RequestCompletedCallback = { cls, _, requestContext, 
     guard let cls, let requestContext, let statePointer = requestContext.pointee else { return }
     requestContext.pointee = nil
     Unmanaged<RequestState>.fromOpaque(statePointer).release()
-    Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue().inFlight.subtract(1, ordering: .sequentiallyConsistent)
+    Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue().inFlight.subtract(
+        1, ordering: .sequentiallyConsistent)
 }
 
 /// Appends each request header field to the `RequestState` in `cls`.
@@ -80,7 +82,9 @@ let accessHandler: MHD_AccessHandlerCallback = {
     case .headers:
         state.phase = .body
         MHD_get_connection_values_n(connection, .HEADER_KIND, headerIterator, statePointer)
-        if let rejection = Framing.rejection(target: state.target, headers: state.headers, maxBodyBytes: server.maxBodyBytes) {
+        if let rejection = Framing.rejection(
+            target: state.target, headers: state.headers, maxBodyBytes: server.maxBodyBytes)
+        {
             state.phase = .answered
             return queue(rejection, on: connection, server: server)
         }
@@ -116,7 +120,8 @@ private func queue(_ response: HTTPResponse, on connection: OpaquePointer, serve
         response.headers.set("Connection", "close")
     }
     let created = response.body.withUnsafeBytes { bytes in
-        MHD_create_response_from_buffer(bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress), .RESPMEM_MUST_COPY)
+        MHD_create_response_from_buffer(
+            bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress), .RESPMEM_MUST_COPY)
     }
     guard let created else { return .NO }
     defer { MHD_destroy_response(created) }

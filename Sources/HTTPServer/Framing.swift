@@ -20,7 +20,8 @@ enum Framing {
             let coding = codings.joined(separator: ",").utf8.filter { $0 != 0x20 && $0 != 0x09 }
             guard coding.map(HTTPHeaders.asciiLower) == Array("chunked".utf8) else {
                 return HTTPResponse.jsonError(
-                    status: 501, error: "invalid_request", description: "Only the chunked transfer coding is supported.",
+                    status: 501, error: "invalid_request",
+                    description: "Only the chunked transfer coding is supported.",
                     close: true)
             }
         }
@@ -43,7 +44,8 @@ enum Framing {
     /// Splits a request target into the path and the raw query at the first "?", dropping any "#" fragment
     /// (RFC 3986 §3.5: never sent, but ignored if it is). Both stay percent-encoded.
     static func splitTarget(_ target: [UInt8]) -> (path: String, query: String?) {
-        let withoutFragment = target.split(separator: UInt8(ascii: "#"), maxSplits: 1, omittingEmptySubsequences: false)
+        let withoutFragment =
+            target.split(separator: UInt8(ascii: "#"), maxSplits: 1, omittingEmptySubsequences: false)
             .first ?? []
         guard let mark = withoutFragment.firstIndex(of: UInt8(ascii: "?")) else {
             return (String(decoding: withoutFragment, as: UTF8.self), nil)

@@ -55,7 +55,8 @@ public struct HTTPHeaders: Sendable, Sequence {
 
     /// ASCII case-insensitive comparison: field names are tokens (RFC 9110 §5.1), so no Unicode folding.
     static func namesMatch(_ a: String, _ b: String) -> Bool {
-        let x = a.utf8, y = b.utf8
+        let x = a.utf8
+        let y = b.utf8
         guard x.count == y.count else { return false }
         return zip(x, y).allSatisfy { asciiLower($0) == asciiLower($1) }
     }

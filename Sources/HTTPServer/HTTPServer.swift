@@ -39,7 +39,8 @@ public final class HTTPServer: Sendable {
                 .init(option: .THREAD_POOL_SIZE, value: configuration.threadPoolSize, ptr_value: nil),
                 .init(option: .CONNECTION_LIMIT, value: configuration.connectionLimit, ptr_value: nil),
                 .init(option: .PER_IP_CONNECTION_LIMIT, value: configuration.perIPConnectionLimit, ptr_value: nil),
-                .init(option: .CONNECTION_MEMORY_LIMIT, value: configuration.connectionMemoryLimitBytes, ptr_value: nil),
+                .init(
+                    option: .CONNECTION_MEMORY_LIMIT, value: configuration.connectionMemoryLimitBytes, ptr_value: nil),
                 .init(option: .CONNECTION_TIMEOUT, value: configuration.connectionTimeoutSeconds, ptr_value: nil),
                 // 1: reject what RFC 9112 forbids clients to send, e.g. a missing Host (§3.2).
                 .init(option: .STRICT_FOR_CLIENT, value: 1, ptr_value: nil),

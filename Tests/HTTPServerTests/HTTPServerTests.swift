@@ -23,7 +23,8 @@ let echo = ClosureHandler { request in
 }
 
 func startServer(
-    host: String = "127.0.0.1", handler: any HTTPHandler = echo, configure: (inout HTTPServerConfiguration) -> Void = { _ in }
+    host: String = "127.0.0.1", handler: any HTTPHandler = echo,
+    configure: (inout HTTPServerConfiguration) -> Void = { _ in }
 ) throws -> HTTPServer {
     var configuration = HTTPServerConfiguration()
     configuration.host = host
@@ -305,7 +306,8 @@ struct HTTPServerTests {
     @Test func nonASCIITargetGets400() throws {
         let server = try startServer()
         defer { server.shutdown(gracePeriodSeconds: 0) }
-        let request = Array("GET /caf".utf8) + [0xC3, 0xA9] + Array(" HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n".utf8)
+        let request =
+            Array("GET /caf".utf8) + [0xC3, 0xA9] + Array(" HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n".utf8)
         let response = RawClient.parse(try RawClient.exchange(request, port: server.port))
         #expect(response?.status == 400)
     }
@@ -378,7 +380,8 @@ struct HTTPServerTests {
         let late = Result { try RawClient.get("/late", port: port) }
         switch late {
         case .success(let response): Issue.record("a connection after shutdown was answered: \(response.status)")
-        case .failure(let error as RawClient.Failure): #expect(error.operation == "connect" && error.code == ECONNREFUSED)
+        case .failure(let error as RawClient.Failure):
+            #expect(error.operation == "connect" && error.code == ECONNREFUSED)
         case .failure(let error): Issue.record("unexpected \(error)")
         }
         #expect(slow.wait() == "200 slow")
