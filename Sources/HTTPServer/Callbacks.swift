@@ -113,22 +113,31 @@ let accessHandler: MHD_AccessHandlerCallback = {
 }
 
 /// Hands `response` to libmicrohttpd, which copies the body. A response that cannot be sent as given
-/// (`Framing.sendable`) becomes a 500.
+/// (`Framing.sendable`, or a field libmicrohttpd still refuses) becomes a 500 rather than a dropped connection.
 private func queue(_ response: HTTPResponse, on connection: OpaquePointer, server: ServerContext) -> MHD_Result {
-    var response = Framing.sendable(response)
-    if server.draining.load(ordering: .sequentiallyConsistent) {
-        response.headers.set("Connection", "close")
+    let draining = server.draining.load(ordering: .sequentiallyConsistent)
+    for candidate in [Framing.sendable(response), Framing.serverError] {
+        var candidate = candidate
+        if draining { candidate.headers.set("Connection", "close") }
+        guard let created = makeResponse(candidate) else { continue }
+        defer { MHD_destroy_response(created) }
+        return MHD_queue_response(connection, UInt32(candidate.status), created)
     }
+    return .NO
+}
+
+/// An `MHD_Response *` for `response` (the caller destroys it), or `nil` if libmicrohttpd refuses a part.
+private func makeResponse(_ response: HTTPResponse) -> OpaquePointer? {
     let created = response.body.withUnsafeBytes { bytes in
         MHD_create_response_from_buffer(
             bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress), .RESPMEM_MUST_COPY)
     }
-    guard let created else { return .NO }
-    defer { MHD_destroy_response(created) }
-    for field in response.headers {
-        guard MHD_add_response_header(created, field.name, field.value) == .YES else { return .NO }
+    guard let created else { return nil }
+    for field in response.headers where MHD_add_response_header(created, field.name, field.value) != .YES {
+        MHD_destroy_response(created)
+        return nil
     }
-    return MHD_queue_response(connection, UInt32(response.status), created)
+    return created
 }
 
 /// The peer's IP literal, from MHD_CONNECTION_INFO_CLIENT_ADDRESS; empty if unknown.

@@ -56,24 +56,33 @@ enum Framing {
         )
     }
 
-    /// `response` as it may go on the wire: framing fields the server owns are dropped (RFC 9112 §6), so are
-    /// fields with an empty value (libmicrohttpd 0.9.75 refuses them, and an empty list-based field is
-    /// equivalent to an absent one, RFC 9110 §5.6.1), and a status outside 200–599, a field name that is not a token (RFC 9110 §5.1) or a value with CR, LF or
-    /// NUL (RFC 9110 §5.5, response splitting) turns it into a 500.
+    /// `response` as it may go on the wire. Fields the server owns are normalized: `Content-Length` and
+    /// `Transfer-Encoding` are dropped (framing, RFC 9112 §6), and `Connection` (hop-by-hop, RFC 9110 §7.6.1)
+    /// survives only as `Connection: close` when a handler asked to close (libmicrohttpd 0.9.75 refuses
+    /// `Connection: keep-alive`). Fields with an empty value are dropped (libmicrohttpd refuses them; an
+    /// empty list-based field equals an absent one, RFC 9110 §5.6.1). A status outside 200–599, a field name
+    /// that is not a token (RFC 9110 §5.1) or a value with CR, LF or NUL (RFC 9110 §5.5, response splitting)
+    /// turns the response into a 500.
     static func sendable(_ response: HTTPResponse) -> HTTPResponse {
         var out = response
-        out.headers.remove("Content-Length")
-        out.headers.remove("Transfer-Encoding")
+        let closes = out.headers.values("Connection").contains { value in
+            value.split(separator: ",").contains { HTTPHeaders.namesMatch(String($0.filter { $0 != " " }), "close") }
+        }
+        for owned in ["Content-Length", "Transfer-Encoding", "Connection"] {
+            out.headers.remove(owned)
+        }
         out.headers = HTTPHeaders(out.headers.filter { !$0.value.isEmpty }.map { ($0.name, $0.value) })
+        if closes { out.headers.add("Connection", "close") }
         let fieldsOK = out.headers.allSatisfy { field in
             isToken(field.name) && !field.value.utf8.contains { $0 == 0 || $0 == 0x0A || $0 == 0x0D }
         }
-        guard (200...599).contains(out.status), fieldsOK else {
-            return HTTPResponse.jsonError(
-                status: 500, error: "server_error", description: "The server could not produce a valid response.")
-        }
+        guard (200...599).contains(out.status), fieldsOK else { return serverError }
         return out
     }
+
+    /// The 500 sent when a handler's response cannot be sent as given.
+    static let serverError = HTTPResponse.jsonError(
+        status: 500, error: "server_error", description: "The server could not produce a valid response.")
 
     /// RFC 9110 §5.6.2 token: one or more tchar.
     static func isToken(_ text: String) -> Bool {

@@ -85,6 +85,7 @@ public final class HTTPServer: Sendable {
     /// Responses sent while draining carry `Connection: close` so keep-alive clients go away. A handler
     /// still running when the grace period ends is waited for (its thread is joined), not interrupted.
     /// Idempotent: calls after the first return at once, even while the first is still draining.
+    /// Never call it from a handler: stopping joins the worker thread the handler runs on.
     /// - Parameter gracePeriodSeconds: the longest wait for in-flight requests, in seconds.
     public func shutdown(gracePeriodSeconds: Double = 10) {
         guard let handle = daemon.withLock({ $0.take() }) else { return }

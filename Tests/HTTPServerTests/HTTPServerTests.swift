@@ -171,6 +171,10 @@ struct HTTPServerTests {
         #expect(Framing.sendable(HTTPResponse(status: 99)).status == 500)
         let framed = HTTPResponse(status: 200, headers: HTTPHeaders([("Content-Length", "5"), ("X-A", "b")]))
         #expect(Framing.sendable(framed).headers.map(\.name) == ["X-A"])
+        let hopByHop = HTTPResponse(status: 200, headers: HTTPHeaders([("Connection", "keep-alive, Close")]))
+        #expect(Framing.sendable(hopByHop).headers.map { "\($0.name): \($0.value)" } == ["Connection: close"])
+        let keepAlive = HTTPResponse(status: 200, headers: HTTPHeaders([("Connection", "keep-alive")]))
+        #expect(Framing.sendable(keepAlive).headers.count == 0)
         let empty = HTTPResponse(status: 200, headers: HTTPHeaders([("X-Empty", ""), ("X-A", "b")]))
         #expect(Framing.sendable(empty).headers.map(\.name) == ["X-A"])
     }
@@ -339,6 +343,18 @@ struct HTTPServerTests {
         let response = try RawClient.get("/", port: server.port)
         #expect(response.status == 500)
         #expect(response.headers["Set-Cookie"] == nil)
+    }
+
+    @Test(arguments: [("Connection", "keep-alive"), ("Date", "Tue, 01 Jan 2030 00:00:00 GMT"), ("X-Empty", "")])
+    func handlerFieldsMHDWouldRefuseStillGetAnAnswer(name: String, value: String) throws {
+        let server = try startServer(
+            handler: ClosureHandler { _ in
+                HTTPResponse(status: 200, headers: HTTPHeaders([(name, value)]), body: Array("ok".utf8))
+            })
+        defer { server.shutdown(gracePeriodSeconds: 0) }
+        let response = try RawClient.get("/", port: server.port)
+        #expect(response.status == 200)
+        #expect(response.bodyText == "ok")
     }
 
     @Test func keepAliveServesSeveralRequestsOnOneConnection() throws {
