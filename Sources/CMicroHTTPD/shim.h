@@ -23,4 +23,20 @@ static inline struct MHD_Daemon *CMicroHTTPD_start_daemon(
                             MHD_OPTION_ARRAY, options,
                             MHD_OPTION_END);
 }
+
+// MHD_get_daemon_info is variadic (not imported by Swift). Returns the port the daemon is bound to
+// (MHD_DAEMON_INFO_BIND_PORT, since 0.9.63), which is how a daemon started on port 0 reports the
+// ephemeral port; 0 when MHD cannot tell.
+static inline uint16_t CMicroHTTPD_bind_port(struct MHD_Daemon *daemon) {
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT);
+    return info == NULL ? 0 : info->port;
+}
+
+// MHD_get_connection_info is variadic (not imported by Swift). Returns the peer's socket address
+// (MHD_CONNECTION_INFO_CLIENT_ADDRESS), owned by MHD for the life of the connection; NULL if unknown.
+static inline const struct sockaddr *CMicroHTTPD_client_address(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    return info == NULL ? NULL : info->client_addr;
+}
+
 #endif

@@ -1,0 +1,163 @@
+internal import CMicroHTTPD
+import Glibc
+import Synchronization
+
+// The libmicrohttpd callbacks. Each is a file-level closure with no captures (a capturing @convention(c)
+// closure crashes the Swift 6.3.1 compiler, NOTES-C-BRIDGES.md); state arrives through the `void *`:
+// `cls` is the `ServerContext` (unretained, owned by `HTTPServer`), `*req_cls` the `RequestState`
+// (retained in the URI-log callback, released in the completion callback).
+
+/// What the callbacks of one daemon share.
+final class ServerContext: Sendable {
+    let handler: any HTTPHandler
+    let maxBodyBytes: Int
+    /// Requests between the URI-log callback and the completion callback.
+    let inFlight = Atomic<Int>(0)
+    /// Set by `shutdown`: responses then carry `Connection: close`.
+    let draining = Atomic<Bool>(false)
+
+    init(handler: any HTTPHandler, maxBodyBytes: Int) {
+        self.handler = handler
+        self.maxBodyBytes = maxBodyBytes
+    }
+}
+
+/// One request's state. Only the worker thread that owns the connection touches it, one callback at a time.
+final class RequestState {
+    enum Phase {
+        case headers, body, answered
+    }
+
+    /// The request target exactly as sent (path, query, anything else).
+    let target: [UInt8]
+    var phase = Phase.headers
+    var headers = HTTPHeaders()
+    var body: [UInt8] = []
+
+    init(target: [UInt8]) {
+        self.target = target
+    }
+}
+
+/// Called once the request line is parsed, with the raw target; its result becomes `*req_cls`.
+let uriLogCallback:
+    @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>?, OpaquePointer?) -> UnsafeMutableRawPointer? = {
+        cls, uri, _ in
+        guard let cls else { return nil }
+        let target = uri.map { pointer in Array(UnsafeRawBufferPointer(start: pointer, count: strlen(pointer))) } ?? []
+        Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue().inFlight.add(
+            1, ordering: .sequentiallyConsistent)
+        return Unmanaged.passRetained(RequestState(target: target)).toOpaque()
+    }
+
+/// Called when a request ends, answered or not; releases the `RequestState`.
+let completedCallback: MHD_RequestCompletedCallback = { cls, _, requestContext, _ in
+    guard let cls, let requestContext, let statePointer = requestContext.pointee else { return }
+    requestContext.pointee = nil
+    Unmanaged<RequestState>.fromOpaque(statePointer).release()
+    Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue().inFlight.subtract(
+        1, ordering: .sequentiallyConsistent)
+}
+
+/// Appends each request header field to the `RequestState` in `cls`.
+private let headerIterator: MHD_KeyValueIteratorN = { cls, _, key, keySize, value, valueSize in
+    guard let cls, let key else { return .YES }
+    let state = Unmanaged<RequestState>.fromOpaque(cls).takeUnretainedValue()
+    let name = String(decoding: UnsafeRawBufferPointer(start: key, count: keySize), as: UTF8.self)
+    let text = value.map { String(decoding: UnsafeRawBufferPointer(start: $0, count: valueSize), as: UTF8.self) }
+    state.headers.add(name, text ?? "")
+    return .YES
+}
+
+/// The access handler, in three phases (NOTES-C-BRIDGES.md): headers (check framing; a response queued here
+/// goes out before any `100 Continue`), body chunks (`*upload_data_size > 0`), and the final call.
+let accessHandler: MHD_AccessHandlerCallback = {
+    cls, connection, _, method, _, uploadData, uploadDataSize, requestContext in
+    guard let cls, let connection, let method, let uploadDataSize, let requestContext,
+        let statePointer = requestContext.pointee
+    else { return .NO }
+    let server = Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue()
+    let state = Unmanaged<RequestState>.fromOpaque(statePointer).takeUnretainedValue()
+    switch state.phase {
+    case .headers:
+        state.phase = .body
+        MHD_get_connection_values_n(connection, .HEADER_KIND, headerIterator, statePointer)
+        if let rejection = Framing.rejection(
+            target: state.target, headers: state.headers, maxBodyBytes: server.maxBodyBytes)
+        {
+            state.phase = .answered
+            return queue(rejection, on: connection, server: server)
+        }
+        return .YES
+    case .body:
+        let count = uploadDataSize.pointee
+        if count > 0 {
+            // Only a chunked body can get here oversized (a too-large Content-Length was answered 413 in the
+            // headers phase). libmicrohttpd 0.9.75 refuses a response queued while the body is being read,
+            // so the 413 of RFC 9110 §15.5.14 is not possible: close the connection instead.
+            guard let uploadData, count <= server.maxBodyBytes - state.body.count else { return .NO }
+            state.body.append(contentsOf: UnsafeRawBufferPointer(start: uploadData, count: count))
+            uploadDataSize.pointee = 0
+            return .YES
+        }
+        state.phase = .answered
+        let (path, query) = Framing.splitTarget(state.target)
+        let request = HTTPRequest(
+            method: String(cString: method), path: path, rawQuery: query, headers: state.headers, body: state.body,
+            remoteAddress: remoteAddress(of: connection))
+        state.body = []
+        return queue(server.handler.handle(request), on: connection, server: server)
+    case .answered:
+        return .YES
+    }
+}
+
+/// Hands `response` to libmicrohttpd, which copies the body. A response that cannot be sent as given
+/// (`Framing.sendable`, or a field libmicrohttpd still refuses) becomes a 500 rather than a dropped connection.
+private func queue(_ response: HTTPResponse, on connection: OpaquePointer, server: ServerContext) -> MHD_Result {
+    let draining = server.draining.load(ordering: .sequentiallyConsistent)
+    for candidate in [Framing.sendable(response), Framing.serverError] {
+        var candidate = candidate
+        if draining { candidate.headers.set("Connection", "close") }
+        guard let created = makeResponse(candidate) else { continue }
+        defer { MHD_destroy_response(created) }
+        return MHD_queue_response(connection, UInt32(candidate.status), created)
+    }
+    return .NO
+}
+
+/// An `MHD_Response *` for `response` (the caller destroys it), or `nil` if libmicrohttpd refuses a part.
+private func makeResponse(_ response: HTTPResponse) -> OpaquePointer? {
+    let created = response.body.withUnsafeBytes { bytes in
+        MHD_create_response_from_buffer(
+            bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress), .RESPMEM_MUST_COPY)
+    }
+    guard let created else { return nil }
+    for field in response.headers where MHD_add_response_header(created, field.name, field.value) != .YES {
+        MHD_destroy_response(created)
+        return nil
+    }
+    return created
+}
+
+/// The peer's IP literal, from MHD_CONNECTION_INFO_CLIENT_ADDRESS; empty if unknown.
+private func remoteAddress(of connection: OpaquePointer) -> String {
+    guard let address = CMicroHTTPD_client_address(connection) else { return "" }
+    var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
+    let capacity = socklen_t(text.count - 1)
+    switch Int32(address.pointee.sa_family) {
+    case AF_INET:
+        address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { v4 in
+            var raw = v4.pointee.sin_addr
+            _ = inet_ntop(AF_INET, &raw, &text, capacity)
+        }
+    case AF_INET6:
+        address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { v6 in
+            var raw = v6.pointee.sin6_addr
+            _ = inet_ntop(AF_INET6, &raw, &text, capacity)
+        }
+    default:
+        return ""
+    }
+    return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+}

@@ -1,0 +1,103 @@
+/// The HTTP/1.1 message rules libmicrohttpd leaves to us (NOTES-C-BRIDGES.md): pure functions, no C.
+enum Framing {
+    /// The response to send instead of calling the handler, or `nil` when the request may proceed.
+    /// Runs in the headers phase, so a rejection goes out before any `100 Continue`.
+    static func rejection(target: [UInt8], headers: HTTPHeaders, maxBodyBytes: Int) -> HTTPResponse? {
+        // RFC 9112 §3.2: the request-target is visible ASCII (RFC 3986 characters, percent-encoded otherwise).
+        guard !target.isEmpty, target.allSatisfy({ (0x21...0x7E).contains($0) }) else {
+            return invalid("The request target must be visible ASCII.")
+        }
+        let lengths = headers.values("Content-Length")
+        let codings = headers.values("Transfer-Encoding")
+        // RFC 9112 §6.1: a server MAY reject a request with both; it MUST then close the connection.
+        // libmicrohttpd would silently prefer chunked, which a proxy in front may not.
+        if !lengths.isEmpty && !codings.isEmpty {
+            return invalid("Content-Length and Transfer-Encoding must not both be sent.")
+        }
+        if !codings.isEmpty {
+            // RFC 9112 §6.1: an unknown transfer coding SHOULD get 501. libmicrohttpd only decodes a lone
+            // "chunked"; anything else it would read as an empty body, leaving the rest to desynchronize.
+            let coding = codings.joined(separator: ",").utf8.filter { $0 != 0x20 && $0 != 0x09 }
+            guard coding.map(HTTPHeaders.asciiLower) == Array("chunked".utf8) else {
+                return HTTPResponse.jsonError(
+                    status: 501, error: "invalid_request",
+                    description: "Only the chunked transfer coding is supported.",
+                    close: true)
+            }
+        }
+        guard let first = lengths.first else { return nil }
+        // RFC 9112 §6.3 item 5: differing or invalid Content-Length values are unrecoverable framing errors.
+        guard lengths.allSatisfy({ $0 == first }) else {
+            return invalid("Conflicting Content-Length values.")
+        }
+        guard !first.isEmpty, first.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else {
+            return invalid("Content-Length must be a decimal number.")
+        }
+        // All digits; nil means it overflows Int, which is too large as well.
+        guard let length = Int(first), length <= maxBodyBytes else {
+            return HTTPResponse.jsonError(
+                status: 413, error: "request_too_large", description: "The request body is too large.", close: true)
+        }
+        return nil
+    }
+
+    /// Splits a request target into the path and the raw query at the first "?", dropping any "#" fragment
+    /// (RFC 3986 §3.5: never sent, but ignored if it is). Both stay percent-encoded.
+    static func splitTarget(_ target: [UInt8]) -> (path: String, query: String?) {
+        let withoutFragment =
+            target.split(separator: UInt8(ascii: "#"), maxSplits: 1, omittingEmptySubsequences: false)
+            .first ?? []
+        guard let mark = withoutFragment.firstIndex(of: UInt8(ascii: "?")) else {
+            return (String(decoding: withoutFragment, as: UTF8.self), nil)
+        }
+        return (
+            String(decoding: withoutFragment[..<mark], as: UTF8.self),
+            String(decoding: withoutFragment[(mark + 1)...], as: UTF8.self)
+        )
+    }
+
+    /// `response` as it may go on the wire. Fields the server owns are normalized: `Content-Length` and
+    /// `Transfer-Encoding` are dropped (framing, RFC 9112 §6), and `Connection` (hop-by-hop, RFC 9110 §7.6.1)
+    /// survives only as `Connection: close` when a handler asked to close (libmicrohttpd 0.9.75 refuses
+    /// `Connection: keep-alive`). Fields with an empty value are dropped (libmicrohttpd refuses them; an
+    /// empty list-based field equals an absent one, RFC 9110 §5.6.1). A status outside 200–599, a field name
+    /// that is not a token (RFC 9110 §5.1) or a value with CR, LF or NUL (RFC 9110 §5.5, response splitting)
+    /// turns the response into a 500.
+    static func sendable(_ response: HTTPResponse) -> HTTPResponse {
+        var out = response
+        let closes = out.headers.values("Connection").contains { value in
+            value.split(separator: ",").contains { HTTPHeaders.namesMatch(String($0.filter { $0 != " " }), "close") }
+        }
+        for owned in ["Content-Length", "Transfer-Encoding", "Connection"] {
+            out.headers.remove(owned)
+        }
+        out.headers = HTTPHeaders(out.headers.filter { !$0.value.isEmpty }.map { ($0.name, $0.value) })
+        if closes { out.headers.add("Connection", "close") }
+        let fieldsOK = out.headers.allSatisfy { field in
+            isToken(field.name) && !field.value.utf8.contains { $0 == 0 || $0 == 0x0A || $0 == 0x0D }
+        }
+        guard (200...599).contains(out.status), fieldsOK else { return serverError }
+        return out
+    }
+
+    /// The 500 sent when a handler's response cannot be sent as given.
+    static let serverError = HTTPResponse.jsonError(
+        status: 500, error: "server_error", description: "The server could not produce a valid response.")
+
+    /// RFC 9110 §5.6.2 token: one or more tchar.
+    static func isToken(_ text: String) -> Bool {
+        !text.isEmpty
+            && text.utf8.allSatisfy { byte in
+                switch byte {
+                case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                    UInt8(ascii: "A")...UInt8(ascii: "Z"):
+                    true
+                default: "!#$%&'*+-.^_`|~".utf8.contains(byte)
+                }
+            }
+    }
+
+    private static func invalid(_ description: String) -> HTTPResponse {
+        HTTPResponse.jsonError(status: 400, error: "invalid_request", description: description, close: true)
+    }
+}

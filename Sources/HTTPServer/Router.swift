@@ -1,0 +1,121 @@
+/// Routes requests by method and path pattern.
+///
+/// Patterns are absolute paths whose segments are either literal or a parameter such as `{id}`
+/// (`"/v1/admin/callbacks/{id}"`). Literal segments match the request path's segment exactly as sent
+/// (no decoding, no case folding, no dot-segment removal); a parameter matches one non-empty segment and is
+/// handed to the handler percent-decoded (RFC 3986 §2.1) as UTF-8. Routes are tried in the order they were
+/// added. Unknown path: 404 `not_found`; known path but another method: 405 `method_not_allowed` with an
+/// `Allow` field (RFC 9110 §15.5.6). A parameter segment that does not decode (bad `%XX`, not UTF-8) does
+/// not match, so it ends in 404. `HEAD` is not derived from `GET`.
+public struct Router: HTTPHandler {
+    /// A route's handler: the request and its decoded path parameters by name.
+    public typealias Handler = @Sendable (HTTPRequest, [String: String]) -> HTTPResponse
+
+    private enum Segment: Sendable, Equatable {
+        case literal(String)
+        case parameter(String)
+    }
+
+    private struct Route: Sendable {
+        let method: String
+        let pattern: String
+        let segments: [Segment]
+        let handler: Handler
+    }
+
+    private var table: [Route] = []
+
+    /// An empty router: every request gets 404.
+    public init() {}
+
+    /// The routes in the order added, e.g. to check them against the OpenAPI document.
+    public var routes: [(method: String, pattern: String)] {
+        table.map { (method: $0.method, pattern: $0.pattern) }
+    }
+
+    /// Adds a route.
+    /// - Parameters:
+    ///   - method: the exact method, e.g. "GET" (methods are case-sensitive, RFC 9110 §9.1).
+    ///   - pattern: an absolute path pattern; `{name}` as a whole segment declares a parameter.
+    ///   - handler: called with the request and the decoded parameters.
+    /// - Precondition: the pattern starts with "/" and parameter names are non-empty and unique; a bad
+    ///   pattern is a wiring mistake and stops the program at start-up.
+    public mutating func add(_ method: String, _ pattern: String, _ handler: @escaping Handler) {
+        precondition(pattern.hasPrefix("/"), "route pattern must start with /: \(pattern)")
+        var names = Set<String>()
+        let segments = Self.split(pattern).map { text -> Segment in
+            guard text.hasPrefix("{"), text.hasSuffix("}"), text.count >= 2 else { return .literal(String(text)) }
+            let name = String(text.dropFirst().dropLast())
+            precondition(!name.isEmpty && names.insert(name).inserted, "bad parameter in route pattern \(pattern)")
+            return .parameter(name)
+        }
+        table.append(Route(method: method, pattern: pattern, segments: segments, handler: handler))
+    }
+
+    /// Dispatches `request` to the first route matching its method and path.
+    public func handle(_ request: HTTPRequest) -> HTTPResponse {
+        let pathSegments = Self.split(request.path)
+        var allowed: [String] = []
+        for route in table {
+            guard let parameters = Self.match(route.segments, pathSegments) else { continue }
+            if route.method == request.method {
+                return route.handler(request, parameters)
+            }
+            if !allowed.contains(route.method) { allowed.append(route.method) }
+        }
+        if allowed.isEmpty {
+            return HTTPResponse.jsonError(status: 404, error: "not_found", description: "No resource at this path.")
+        }
+        var response = HTTPResponse.jsonError(
+            status: 405, error: "method_not_allowed", description: "This path does not support this method.")
+        response.headers.set("Allow", allowed.sorted().joined(separator: ", "))
+        return response
+    }
+
+    private static func split(_ path: String) -> [Substring] {
+        path.split(separator: "/", omittingEmptySubsequences: false)
+    }
+
+    private static func match(_ segments: [Segment], _ path: [Substring]) -> [String: String]? {
+        guard segments.count == path.count else { return nil }
+        var parameters: [String: String] = [:]
+        for (segment, text) in zip(segments, path) {
+            switch segment {
+            case .literal(let literal):
+                guard literal == text else { return nil }
+            case .parameter(let name):
+                guard !text.isEmpty, let decoded = percentDecode(text) else { return nil }
+                parameters[name] = decoded
+            }
+        }
+        return parameters
+    }
+
+    /// Percent-decodes one path segment (RFC 3986 §2.1); `nil` for a malformed escape or non-UTF-8 result.
+    /// `+` stays `+`: form encoding does not apply to paths.
+    static func percentDecode(_ text: Substring) -> String? {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(text.utf8.count)
+        var iterator = text.utf8.makeIterator()
+        while let byte = iterator.next() {
+            guard byte == UInt8(ascii: "%") else {
+                bytes.append(byte)
+                continue
+            }
+            guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else {
+                return nil
+            }
+            bytes.append(high << 4 | low)
+        }
+        return String(validating: bytes, as: UTF8.self)
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+}
