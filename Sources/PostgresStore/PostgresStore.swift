@@ -428,7 +428,7 @@ public final class PostgresStore: Sendable {
     // when this attempt consumed it and rows 4–6 pass; revoke the code's session on a valid replay.
     // Consumption and session creation commit together. The UPDATE's row lock serialises concurrent
     // attempts on any number of server instances: exactly one sees `consumed_at IS NULL`.
-    private static let exchangeSQL = """
+    static let exchangeSQL = """
         WITH env AS (
             SELECT id, session_max_age_days, session_idle_days, access_token_ttl_minutes
             FROM environments WHERE publishable_key = $1
