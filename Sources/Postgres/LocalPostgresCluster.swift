@@ -160,13 +160,20 @@ public final class LocalPostgresCluster: Sendable {
     @discardableResult
     private func run(_ tool: String, _ arguments: [String], allowFailure: Bool = false) throws -> Int32 {
         let executable = tool == "test" ? "/usr/bin/test" : binDirectory + "/" + tool
+        // Foundation's Process learns that a child exited when a socket it leaves open in the child reaches
+        // EOF. `pg_ctl start` leaves a server running that would inherit that socket, and waitUntilExit would
+        // then hang until the server stops. So bash closes every descriptor above 2 before running the tool
+        // (dash cannot name descriptors above 9).
+        let closeInheritedDescriptors =
+            #"for fd in /proc/self/fd/*; do n=${fd##*/}; [ "$n" -gt 2 ] && eval "exec $n>&-"; done 2>/dev/null; exec "$0" "$@""#
+        let command = ["/bin/bash", "-c", closeInheritedDescriptors, executable] + arguments
         let process = Process()
         if isRoot {
             process.executableURL = URL(fileURLWithPath: "/usr/sbin/runuser")
-            process.arguments = ["-u", "postgres", "--", executable] + arguments
+            process.arguments = ["-u", "postgres", "--"] + command
         } else {
-            process.executableURL = URL(fileURLWithPath: executable)
-            process.arguments = arguments
+            process.executableURL = URL(fileURLWithPath: command[0])
+            process.arguments = Array(command.dropFirst())
         }
         // The postgres user may not be able to enter our working directory.
         process.currentDirectoryURL = URL(fileURLWithPath: "/")

@@ -82,11 +82,19 @@ public final class PostgresConnection: @unchecked Sendable {
     /// since the last call is only noticed when the connection is next used (or checked by the pool).
     public var isHealthy: Bool { PQstatus(handle) == CONNECTION_OK }
 
-    /// Reads whatever the server sent since the last call without blocking, then reports health. A backend
-    /// terminated while the connection sat idle has sent an error and closed the socket; reading notices it.
+    /// Whether a connection that sat idle in the pool is still usable, without a round trip.
+    ///
+    /// An idle connection has nothing to read unless something happened: a terminated backend sends a FATAL
+    /// error and closes the socket; a restarted server just closes it. `PQstatus` learns of neither until
+    /// the socket is read, and one `PQconsumeInput` only buffers the error without seeing the EOF behind it.
+    /// So any pending input, hang-up or socket error at checkout means "discard and reconnect".
     func checkAlive() -> Bool {
         guard PQstatus(handle) == CONNECTION_OK else { return false }
-        return PQconsumeInput(handle) == 1 && PQstatus(handle) == CONNECTION_OK
+        let socket = PQsocket(handle)
+        guard socket >= 0 else { return false }
+        var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+        let ready = poll(&descriptor, 1, 0)
+        return ready == 0
     }
 
     /// Whether the connection is outside any transaction block (`PQTRANS_IDLE`).

@@ -37,6 +37,7 @@ public final class PostgresPool: Sendable {
     /// - Returns: What `body` returns.
     /// - Throws: `PostgresError` (`.poolTimeout` when no connection is free in time, `.connection` when one
     ///   cannot be opened), or whatever `body` throws.
+    @discardableResult
     public func withConnection<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
         let connection = try acquire()
         do {
@@ -59,6 +60,7 @@ public final class PostgresPool: Sendable {
     /// - Throws: `PostgresError` from BEGIN or COMMIT, or what `body` threw (after ROLLBACK). When `body`
     ///   swallowed a statement error, PostgreSQL turns COMMIT into ROLLBACK; that is thrown as `25P02`
     ///   (`inFailedSQLTransaction`) rather than reported as success.
+    @discardableResult
     public func transaction<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
         try withConnection { connection in
             try connection.query("BEGIN")

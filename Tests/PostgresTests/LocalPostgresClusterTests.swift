@@ -1,0 +1,32 @@
+import Foundation
+import Postgres
+import Testing
+
+@Suite struct LocalPostgresClusterTests {
+    @Test func startsQueriesStopsAndRestartsInATempDirectory() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("zc-\(UUID().uuidString.prefix(8))").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let port = Int.random(in: 20_000..<50_000)
+        let cluster = LocalPostgresCluster(directory: directory, port: port)
+        let url = try cluster.start()
+        defer { try? cluster.stop() }
+        #expect(url.hasPrefix("postgresql:///zevauth?host="))
+        #expect(url.hasSuffix("&port=\(port)&user=postgres"))
+
+        let pool = PostgresPool(url: url, size: 1)
+        let settings = try #require(
+            try pool.query("SELECT current_setting('fsync') AS fsync, current_setting('listen_addresses') AS listen").first)
+        #expect(settings["fsync"] == "off")
+        #expect(settings["listen"] == "")
+        try pool.query("CREATE TABLE kept (n int)")
+        try pool.query("INSERT INTO kept VALUES (7)")
+
+        try cluster.stop()
+        #expect(!pool.ping())
+        #expect(try cluster.start() == url)  // reuses the cluster; start on a running one is a no-op
+        #expect(try cluster.start() == url)
+        #expect(try pool.query("SELECT n FROM kept").first?.int("n") == 7)
+        try cluster.stop()
+        try cluster.stop()
+    }
+}
