@@ -58,7 +58,10 @@ public struct SignInDriver {
         guard allowed.status == 303, let location = allowed.header("location") else {
             throw Failure.unexpected(step: "consent post", status: allowed.status, body: allowed.text)
         }
-        return Result(location: location)
+        let result = Result(location: location)
+        SuiteCapture.secret(result.code)
+        for (_, value) in browser.cookies { SuiteCapture.secret(value) }
+        return result
     }
 
     /// `POST /v1/auth/handoff/exchange` with a JSON body built from the given fields.
@@ -70,6 +73,11 @@ public struct SignInDriver {
     public static func exchange(_ client: TestHTTPClient, clientID: String?, body: [UInt8]) throws -> TestResponse {
         var headers = [("Content-Type", "application/json")]
         if let clientID { headers.append(("Authorization", "Bearer \(clientID)")) }
-        return try client.send("POST", "/v1/auth/handoff/exchange", headers: headers, body: body)
+        let response = try client.send("POST", "/v1/auth/handoff/exchange", headers: headers, body: body)
+        if let session = response.json["session"] as? [String: Any] {
+            SuiteCapture.secret(session["accessToken"] as? String)
+            SuiteCapture.secret(session["refreshToken"] as? String)
+        }
+        return response
     }
 }

@@ -44,14 +44,14 @@ public final class TestServer: @unchecked Sendable {
     public let context: ServerContext
     public let app: ZevAuthApp
     public let http: HTTPServer
-    public let log: MemoryLog
+    public let log: CapturingLog
     public let clock: ManualClock?
 
     public static let operatorToken = "zop_test_operator_token_0123456789abcdef"
 
     /// - Parameter clock: a manual clock, or nil for the system clock.
     public init(clock: ManualClock? = nil, issuer: String? = nil) throws {
-        let log = MemoryLog()
+        let log = CapturingLog()
         var configuration = ServerConfiguration(databaseURL: TestDatabase.url, issuer: "http://127.0.0.1:0", operatorToken: Self.operatorToken)
         configuration.listenPort = 0
         var http = HTTPServerConfiguration()
@@ -128,6 +128,7 @@ public struct Fixture: Sendable {
         let password = "correct horse \(UUID().uuidString.prefix(8))"
         let user = try store.createUser(email: email, emailNormalized: email, name: "Pat Person",
                                         passwordHash: try testPasswordHasher.hash(password), now: now)
+        for secret in [email, password, dev.secret, prod.secret] { SuiteCapture.secret(secret) }
         return Fixture(projectID: projectID, developmentKey: dev.keys.publishableKey, developmentSecret: dev.secret,
                        productionKey: prod.keys.publishableKey, productionSecret: prod.secret,
                        email: email, password: password, userID: user.id)
@@ -150,6 +151,7 @@ public struct PKCEPair: Sendable {
     public init() {
         verifier = Base64URL.encode((try? Crypto.randomBytes(32)) ?? [])
         challenge = Base64URL.encode(Crypto.sha256(Array(verifier.utf8)))
+        SuiteCapture.secret(verifier)
     }
 }
 
