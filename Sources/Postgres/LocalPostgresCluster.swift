@@ -68,7 +68,8 @@ public final class LocalPostgresCluster: Sendable {
             var options = "-p \(port) -k \(shellQuoted(layout.run))"
             options += listenOnLoopback ? " -c listen_addresses=127.0.0.1" : " -c listen_addresses=''"
             if !durable { options += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off" }
-            try run("pg_ctl", ["-D", layout.data, "-l", layout.run + "/postgres.log", "-w", "-t", "60", "-o", options, "start"])
+            let log = layout.run + "/postgres.log"
+            try run("pg_ctl", ["-D", layout.data, "-l", log, "-w", "-t", "60", "-o", options, "start"])
         }
         let admin = try PostgresConnection(url: url(socketDirectory: layout.run, database: "postgres"))
         if try admin.query("SELECT 1 FROM pg_database WHERE datname = 'zevauth'").rows.isEmpty {
@@ -165,7 +166,8 @@ public final class LocalPostgresCluster: Sendable {
         // then hang until the server stops. So bash closes every descriptor above 2 before running the tool
         // (dash cannot name descriptors above 9).
         let closeInheritedDescriptors =
-            #"for fd in /proc/self/fd/*; do n=${fd##*/}; [ "$n" -gt 2 ] && eval "exec $n>&-"; done 2>/dev/null; exec "$0" "$@""#
+            #"for fd in /proc/self/fd/*; do n=${fd##*/}; [ "$n" -gt 2 ] && eval "exec $n>&-"; done 2>/dev/null; "#
+            + #"exec "$0" "$@""#
         let command = ["/bin/bash", "-c", closeInheritedDescriptors, executable] + arguments
         let process = Process()
         if isRoot {

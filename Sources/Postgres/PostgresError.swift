@@ -64,7 +64,8 @@ extension PostgresError {
         var message = result.flatMap { field($0, CLibPQ_DIAG_MESSAGE_PRIMARY) } ?? connectionMessage(connection)
         if sqlState?.errorClass == "22" { message = redactingEchoedInput(message) }
         let connectionLost = connection.map { PQstatus($0) != CONNECTION_OK } ?? true
-        let kind: Kind = (sqlState?.isConnectionError ?? false) || (sqlState == nil && connectionLost) ? .connection : .query
+        let lost = (sqlState?.isConnectionError ?? false) || (sqlState == nil && connectionLost)
+        let kind: Kind = lost ? .connection : .query
         return PostgresError(kind: kind, sqlState: sqlState, constraint: constraint, message: message)
     }
 

@@ -8,6 +8,9 @@ import Synchronization
 /// `57P01`…`57P03`), or a backend that died while the connection sat idle — is discarded, and the next
 /// caller gets a fresh one. Nothing is retried automatically: re-running a statement that may have been
 /// executed is the caller's decision.
+///
+/// Opening a connection blocks the caller; over TCP, put `connect_timeout=<seconds>` in the URL so an
+/// unreachable server cannot hold a caller for the kernel's TCP timeout.
 public final class PostgresPool: Sendable {
     private let url: String
     private let acquireTimeoutSeconds: Double
@@ -59,7 +62,8 @@ public final class PostgresPool: Sendable {
     /// - Returns: What `body` returns, once COMMIT succeeded.
     /// - Throws: `PostgresError` from BEGIN or COMMIT, or what `body` threw (after ROLLBACK). When `body`
     ///   swallowed a statement error, PostgreSQL turns COMMIT into ROLLBACK; that is thrown as `25P02`
-    ///   (`inFailedSQLTransaction`) rather than reported as success.
+    ///   (`inFailedSQLTransaction`) rather than reported as success. When COMMIT itself fails with a
+    ///   `.connection` error, whether the transaction committed is unknown.
     @discardableResult
     public func transaction<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
         try withConnection { connection in

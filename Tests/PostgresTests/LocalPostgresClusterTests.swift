@@ -4,14 +4,26 @@ import Testing
 
 @Suite struct LocalPostgresClusterTests {
     @Test func startsQueriesStopsAndRestartsInATempDirectory() throws {
+        // Mode 0700: when the tests run as root, the postgres user cannot enter it, so the cluster must live
+        // elsewhere and be found again through the pointer file.
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("zc-\(UUID().uuidString.prefix(8))").path
-        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try FileManager.default.createDirectory(
+            atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        defer {
+            if let elsewhere = try? String(contentsOfFile: directory + "/cluster-location", encoding: .utf8) {
+                try? FileManager.default.removeItem(atPath: elsewhere.trimmingCharacters(in: .whitespacesAndNewlines))
+            }
+            try? FileManager.default.removeItem(atPath: directory)
+        }
         let port = Int.random(in: 20_000..<50_000)
         let cluster = LocalPostgresCluster(directory: directory, port: port)
         let url = try cluster.start()
         defer { try? cluster.stop() }
         #expect(url.hasPrefix("postgresql:///zevauth?host="))
         #expect(url.hasSuffix("&port=\(port)&user=postgres"))
+        if geteuid() == 0 {
+            #expect(FileManager.default.fileExists(atPath: directory + "/cluster-location"))
+        }
 
         let pool = PostgresPool(url: url, size: 1)
         let settings = try #require(
