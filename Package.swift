@@ -8,7 +8,7 @@ let package = Package(
     name: "ZevAuth",
     platforms: [.macOS(.v15)],
     products: [
-        .executable(name: "zevauth", targets: ["zevauth"]),
+        .executable(name: "zevauth", targets: ["zevauth"])
     ],
     targets: [
         // MARK: C bridges (system libraries from Debian)
@@ -30,9 +30,11 @@ let package = Package(
 
         // MARK: Storage, server, executable
         .target(name: "PostgresStore", dependencies: ["Postgres", "Authorize"], resources: []),
-        .target(name: "ZevAuthServer", dependencies: [
-            "Authorize", "PKCE", "Encoding", "Crypto", "PasswordHashing", "HTTPServer", "Postgres", "PostgresStore",
-        ]),
+        .target(
+            name: "ZevAuthServer",
+            dependencies: [
+                "Authorize", "PKCE", "Encoding", "Crypto", "PasswordHashing", "HTTPServer", "Postgres", "PostgresStore",
+            ]),
         .executableTarget(name: "zevauth", dependencies: ["ZevAuthServer", "Postgres", "Crypto"]),
 
         // MARK: Tests
@@ -43,6 +45,8 @@ let package = Package(
         .testTarget(name: "AuthorizeTests", dependencies: ["Authorize", "PKCE"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "ZevAuthTesting"]),
-        .testTarget(name: "ZevAuthServerTests", dependencies: ["ZevAuthServer", "ZevAuthTesting", "Authorize", "PKCE", "Crypto", "Postgres", "Encoding"]),
+        .testTarget(
+            name: "ZevAuthServerTests",
+            dependencies: ["ZevAuthServer", "ZevAuthTesting", "Authorize", "PKCE", "Crypto", "Postgres", "Encoding"]),
     ]
 )

@@ -50,8 +50,9 @@ public enum Crypto {
         let result = keyBytes.withUnsafeBytes { k in
             messageBytes.withUnsafeBytes { m in
                 mac.withUnsafeMutableBufferPointer { out in
-                    HMAC(EVP_sha256(), k.baseAddress, Int32(k.count), m.baseAddress?.assumingMemoryBound(to: UInt8.self),
-                         m.count, out.baseAddress, &length)
+                    HMAC(
+                        EVP_sha256(), k.baseAddress, Int32(k.count), m.baseAddress?.assumingMemoryBound(to: UInt8.self),
+                        m.count, out.baseAddress, &length)
                 }
             }
         }

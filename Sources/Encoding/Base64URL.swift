@@ -55,7 +55,8 @@ public enum Base64URL {
         out.reserveCapacity(values.count * 3 / 4)
         var index = 0
         while index + 4 <= values.count {
-            let chunk = UInt32(values[index]) << 18 | UInt32(values[index + 1]) << 12
+            let chunk =
+                UInt32(values[index]) << 18 | UInt32(values[index + 1]) << 12
                 | UInt32(values[index + 2]) << 6 | UInt32(values[index + 3])
             out.append(UInt8(chunk >> 16 & 0xFF))
             out.append(UInt8(chunk >> 8 & 0xFF))

@@ -40,15 +40,14 @@ final class RequestState {
 }
 
 /// Called once the request line is parsed, with the raw target; its result becomes `*req_cls`.
-let uriLogCallback:
-    @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>?, OpaquePointer?) -> UnsafeMutableRawPointer? = {
-        cls, uri, _ in
-        guard let cls else { return nil }
-        let target = uri.map { pointer in Array(UnsafeRawBufferPointer(start: pointer, count: strlen(pointer))) } ?? []
-        Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue().inFlight.add(
-            1, ordering: .sequentiallyConsistent)
-        return Unmanaged.passRetained(RequestState(target: target)).toOpaque()
-    }
+let uriLogCallback: @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>?, OpaquePointer?) -> UnsafeMutableRawPointer? = {
+    cls, uri, _ in
+    guard let cls else { return nil }
+    let target = uri.map { pointer in Array(UnsafeRawBufferPointer(start: pointer, count: strlen(pointer))) } ?? []
+    Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue().inFlight.add(
+        1, ordering: .sequentiallyConsistent)
+    return Unmanaged.passRetained(RequestState(target: target)).toOpaque()
+}
 
 /// Called when a request ends, answered or not; releases the `RequestState`.
 let completedCallback: MHD_RequestCompletedCallback = { cls, _, requestContext, _ in

@@ -143,19 +143,22 @@ public final class PostgresStore: Sendable {
     // MARK: - Callbacks and domains
 
     private static func callback(from row: PostgresRow) throws -> CallbackRecord {
-        CallbackRecord(id: try row.string("id"), uri: try row.string("uri"), kind: try row.string("kind"),
-                       createdAt: try row.date("created_at"))
+        CallbackRecord(
+            id: try row.string("id"), uri: try row.string("uri"), kind: try row.string("kind"),
+            createdAt: try row.date("created_at"))
     }
 
     /// Registers a redirect URI for an environment.
     /// - Throws: `StoreError.duplicate("callbacks_unique")` when it is registered already.
     public func addCallback(environmentID: String, uri: String, kind: String, now: Date) throws -> CallbackRecord {
         do {
-            return try Self.callback(from: pool.query(
-                """
-                INSERT INTO callbacks (environment_id, uri, kind, created_at) VALUES ($1, $2, $3, to_timestamp($4::float8))
-                RETURNING id, uri, kind, created_at
-                """, [environmentID, uri, kind, SQLTime.parameter(now)]).rows[0])
+            return try Self.callback(
+                from: pool.query(
+                    """
+                    INSERT INTO callbacks (environment_id, uri, kind, created_at) VALUES ($1, $2, $3, to_timestamp($4::float8))
+                    RETURNING id, uri, kind, created_at
+                    """, [environmentID, uri, kind, SQLTime.parameter(now)]
+                ).rows[0])
         } catch let error as PostgresError where error.sqlState == .uniqueViolation {
             throw StoreError.duplicate(constraint: error.constraint ?? "callbacks_unique")
         }
@@ -187,20 +190,23 @@ public final class PostgresStore: Sendable {
     /// - Throws: `StoreError.duplicate("project_domains_unique")`.
     public func addDomain(projectID: String, domain: String, verificationToken: String, now: Date) throws -> DomainRecord {
         do {
-            return try Self.domain(from: pool.query(
-                """
-                INSERT INTO project_domains (project_id, domain, verification_token, created_at)
-                VALUES ($1, $2, $3, to_timestamp($4::float8))
-                RETURNING domain, verification_token, verified_at, hosted
-                """, [projectID, domain, verificationToken, SQLTime.parameter(now)]).rows[0])
+            return try Self.domain(
+                from: pool.query(
+                    """
+                    INSERT INTO project_domains (project_id, domain, verification_token, created_at)
+                    VALUES ($1, $2, $3, to_timestamp($4::float8))
+                    RETURNING domain, verification_token, verified_at, hosted
+                    """, [projectID, domain, verificationToken, SQLTime.parameter(now)]
+                ).rows[0])
         } catch let error as PostgresError where error.sqlState == .uniqueViolation {
             throw StoreError.duplicate(constraint: error.constraint ?? "project_domains_unique")
         }
     }
 
     private static func domain(from row: PostgresRow) throws -> DomainRecord {
-        DomainRecord(domain: try row.string("domain"), verificationToken: try row.string("verification_token"),
-                     verifiedAt: try row.optionalDate("verified_at"), hosted: try row.bool("hosted"))
+        DomainRecord(
+            domain: try row.string("domain"), verificationToken: try row.string("verification_token"),
+            verifiedAt: try row.optionalDate("verified_at"), hosted: try row.bool("hosted"))
     }
 
     /// A project's domains, alphabetically.
@@ -253,8 +259,9 @@ public final class PostgresStore: Sendable {
         var registered: [RegisteredRedirect] = []
         for row in result.rows {
             guard let raw = row["uri"], case .success(let uri) = RedirectURI.parse(raw) else { continue }
-            registered.append(RegisteredRedirect(
-                uri: uri, productionCustomSchemeAllowed: false, linkVerified: (row["link_verified"] ?? "f") == "t"))
+            registered.append(
+                RegisteredRedirect(
+                    uri: uri, productionCustomSchemeAllowed: false, linkVerified: (row["link_verified"] ?? "f") == "t"))
         }
         let client = ClientEnvironment(
             environmentID: environment.id, kind: environment.kind == "production" ? .production : .development,
@@ -274,22 +281,26 @@ public final class PostgresStore: Sendable {
             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, to_timestamp($10::float8), to_timestamp($11::float8))
             RETURNING id
             """,
-            [request.environmentID, request.redirect.raw, request.redirect.kind.rawValue, request.state.value,
-             request.challenge.value, request.prompt == .login ? "true" : "false", request.loginHint,
-             browserBindingHash, browserSessionID, SQLTime.parameter(now),
-             SQLTime.parameter(now.addingTimeInterval(lifetimeSeconds))]
+            [
+                request.environmentID, request.redirect.raw, request.redirect.kind.rawValue, request.state.value,
+                request.challenge.value, request.prompt == .login ? "true" : "false", request.loginHint,
+                browserBindingHash, browserSessionID, SQLTime.parameter(now),
+                SQLTime.parameter(now.addingTimeInterval(lifetimeSeconds)),
+            ]
         ).rows[0].string("id")
     }
 
     /// A pending sign-in by id, whatever its state (the caller checks expiry, completion and binding).
     public func authorizationRequest(id: String) throws -> AuthorizationRequestRecord? {
         guard UUID(uuidString: id) != nil else { return nil }
-        guard let row = try pool.query(
-            """
-            SELECT id, environment_id, redirect_uri, redirect_kind, state, code_challenge, prompt_login, login_hint,
-                   browser_binding_hash, browser_session_id, expires_at, completed_at
-            FROM authorization_requests WHERE id = $1
-            """, [id]).first
+        guard
+            let row = try pool.query(
+                """
+                SELECT id, environment_id, redirect_uri, redirect_kind, state, code_challenge, prompt_login, login_hint,
+                       browser_binding_hash, browser_session_id, expires_at, completed_at
+                FROM authorization_requests WHERE id = $1
+                """, [id]
+            ).first
         else { return nil }
         return AuthorizationRequestRecord(
             id: try row.string("id"), environmentID: try row.string("environment_id"),
@@ -302,8 +313,9 @@ public final class PostgresStore: Sendable {
 
     /// Records that the pending sign-in is authenticated by this browser session.
     public func attachBrowserSession(requestID: String, browserSessionID: String) throws {
-        try pool.query("UPDATE authorization_requests SET browser_session_id = $2 WHERE id = $1 AND completed_at IS NULL",
-                       [requestID, browserSessionID])
+        try pool.query(
+            "UPDATE authorization_requests SET browser_session_id = $2 WHERE id = $1 AND completed_at IS NULL",
+            [requestID, browserSessionID])
     }
 
     /// Ends a pending sign-in without a code (consent denied).
@@ -330,26 +342,32 @@ public final class PostgresStore: Sendable {
 
     /// The live browser session whose cookie hashes to `tokenHash`, with an open account.
     public func browserSession(tokenHash: String) throws -> BrowserSessionRecord? {
-        guard let row = try pool.query(
-            """
-            SELECT b.id, b.user_id, b.auth_time FROM browser_sessions b JOIN users u ON u.id = b.user_id
-            WHERE b.token_hash = $1 AND b.ended_at IS NULL AND u.closed_at IS NULL
-            """, [tokenHash]).first
+        guard
+            let row = try pool.query(
+                """
+                SELECT b.id, b.user_id, b.auth_time FROM browser_sessions b JOIN users u ON u.id = b.user_id
+                WHERE b.token_hash = $1 AND b.ended_at IS NULL AND u.closed_at IS NULL
+                """, [tokenHash]
+            ).first
         else { return nil }
-        return BrowserSessionRecord(id: try row.string("id"), userID: try row.string("user_id"),
-                                    authTime: try row.date("auth_time"), ended: false)
+        return BrowserSessionRecord(
+            id: try row.string("id"), userID: try row.string("user_id"),
+            authTime: try row.date("auth_time"), ended: false)
     }
 
     /// The live browser session by id, with an open account.
     public func browserSession(id: String) throws -> BrowserSessionRecord? {
-        guard UUID(uuidString: id) != nil, let row = try pool.query(
-            """
-            SELECT b.id, b.user_id, b.auth_time FROM browser_sessions b JOIN users u ON u.id = b.user_id
-            WHERE b.id = $1 AND b.ended_at IS NULL AND u.closed_at IS NULL
-            """, [id]).first
+        guard UUID(uuidString: id) != nil,
+            let row = try pool.query(
+                """
+                SELECT b.id, b.user_id, b.auth_time FROM browser_sessions b JOIN users u ON u.id = b.user_id
+                WHERE b.id = $1 AND b.ended_at IS NULL AND u.closed_at IS NULL
+                """, [id]
+            ).first
         else { return nil }
-        return BrowserSessionRecord(id: try row.string("id"), userID: try row.string("user_id"),
-                                    authTime: try row.date("auth_time"), ended: false)
+        return BrowserSessionRecord(
+            id: try row.string("id"), userID: try row.string("user_id"),
+            authTime: try row.date("auth_time"), ended: false)
     }
 
     /// Whether the person has consented to this environment's app before.
@@ -389,8 +407,10 @@ public final class PostgresStore: Sendable {
             FROM request
             RETURNING id
             """,
-            [requestID, browserSessionID, codeHash, SQLTime.parameter(now),
-             SQLTime.parameter(now.addingTimeInterval(lifetimeSeconds)), rememberConsent ? "true" : "false"])
+            [
+                requestID, browserSessionID, codeHash, SQLTime.parameter(now),
+                SQLTime.parameter(now.addingTimeInterval(lifetimeSeconds)), rememberConsent ? "true" : "false",
+            ])
         return result.rowsAffected == 1
     }
 
@@ -409,8 +429,10 @@ public final class PostgresStore: Sendable {
         public let accessTokenHash: String
         public let refreshTokenHash: String
         public let now: Date
-        public init(publishableKey: String, codeHash: String, requestedRedirectURI: String?, verifierChallenge: String?,
-                    attemptID: String, accessTokenHash: String, refreshTokenHash: String, now: Date) {
+        public init(
+            publishableKey: String, codeHash: String, requestedRedirectURI: String?, verifierChallenge: String?,
+            attemptID: String, accessTokenHash: String, refreshTokenHash: String, now: Date
+        ) {
             self.publishableKey = publishableKey
             self.codeHash = codeHash
             self.requestedRedirectURI = requestedRedirectURI
@@ -478,8 +500,10 @@ public final class PostgresStore: Sendable {
     public func exchange(_ attempt: ExchangeAttempt) throws -> ExchangeOutcome {
         let row = try pool.query(
             Self.exchangeSQL,
-            [attempt.publishableKey, attempt.codeHash, attempt.requestedRedirectURI, attempt.verifierChallenge,
-             SQLTime.parameter(attempt.now), attempt.attemptID, attempt.accessTokenHash, attempt.refreshTokenHash]
+            [
+                attempt.publishableKey, attempt.codeHash, attempt.requestedRedirectURI, attempt.verifierChallenge,
+                SQLTime.parameter(attempt.now), attempt.attemptID, attempt.accessTokenHash, attempt.refreshTokenHash,
+            ]
         ).rows[0]
         guard row["environment_id"] != nil else { return .unknownClient }
         guard let codeID = row["code_id"] else { return .invalidGrant(revokedReplay: false) }
@@ -488,12 +512,13 @@ public final class PostgresStore: Sendable {
             if try row.bool("replay"), !revoked {
                 // This attempt waited on the winner's row lock, so the winner has committed; a new
                 // statement (a new snapshot under READ COMMITTED) sees its session.
-                revoked = try pool.query(
-                    """
-                    UPDATE sessions SET revoked_at = to_timestamp($2::float8), revoked_reason = 'authorization_code_replay'
-                    WHERE authorization_code_id = $1 AND revoked_at IS NULL
-                    """, [codeID, SQLTime.parameter(attempt.now)]
-                ).rowsAffected > 0
+                revoked =
+                    try pool.query(
+                        """
+                        UPDATE sessions SET revoked_at = to_timestamp($2::float8), revoked_reason = 'authorization_code_replay'
+                        WHERE authorization_code_id = $1 AND revoked_at IS NULL
+                        """, [codeID, SQLTime.parameter(attempt.now)]
+                    ).rowsAffected > 0
             }
             return .invalidGrant(revokedReplay: revoked)
         }
@@ -511,8 +536,9 @@ public final class PostgresStore: Sendable {
             imageURL: row["image_url"], passwordHash: try row.string("password_hash"), closed: false)
         return .consumed(
             issuedRedirectURI: redirectURI, codeChallenge: challenge,
-            session: IssuedSession(sessionID: sessionID, accessExpiresAt: try row.date("access_expires_at"),
-                                   expiresAt: expiresAt, idleExpiresAt: idle, user: user))
+            session: IssuedSession(
+                sessionID: sessionID, accessExpiresAt: try row.date("access_expires_at"),
+                expiresAt: expiresAt, idleExpiresAt: idle, user: user))
     }
 
     // MARK: - Sessions
@@ -520,17 +546,19 @@ public final class PostgresStore: Sendable {
     /// A live session by its access token, with its windows and account (`GET /v1/auth/session`).
     /// - Returns: nil when the token is unknown, expired, revoked, past a window, or the account is closed.
     public func session(accessTokenHash: String, now: Date) throws -> IssuedSession? {
-        guard let row = try pool.query(
-            """
-            SELECT s.id AS session_id, s.auth_time, s.access_expires_at, s.last_refreshed_at,
-                   e.session_max_age_days, e.session_idle_days,
-                   u.id AS user_id, u.email, u.name, u.image_url, u.password_hash
-            FROM sessions s JOIN environments e ON e.id = s.environment_id JOIN users u ON u.id = s.user_id
-            WHERE s.access_token_hash = $1 AND s.revoked_at IS NULL AND u.closed_at IS NULL
-              AND s.access_expires_at > to_timestamp($2::float8)
-              AND s.auth_time + make_interval(days => e.session_max_age_days) > to_timestamp($2::float8)
-              AND s.last_refreshed_at + make_interval(days => e.session_idle_days) > to_timestamp($2::float8)
-            """, [accessTokenHash, SQLTime.parameter(now)]).first
+        guard
+            let row = try pool.query(
+                """
+                SELECT s.id AS session_id, s.auth_time, s.access_expires_at, s.last_refreshed_at,
+                       e.session_max_age_days, e.session_idle_days,
+                       u.id AS user_id, u.email, u.name, u.image_url, u.password_hash
+                FROM sessions s JOIN environments e ON e.id = s.environment_id JOIN users u ON u.id = s.user_id
+                WHERE s.access_token_hash = $1 AND s.revoked_at IS NULL AND u.closed_at IS NULL
+                  AND s.access_expires_at > to_timestamp($2::float8)
+                  AND s.auth_time + make_interval(days => e.session_max_age_days) > to_timestamp($2::float8)
+                  AND s.last_refreshed_at + make_interval(days => e.session_idle_days) > to_timestamp($2::float8)
+                """, [accessTokenHash, SQLTime.parameter(now)]
+            ).first
         else { return nil }
         let authTime = try row.date("auth_time")
         let expiresAt = authTime.addingTimeInterval(Double(try row.int("session_max_age_days")) * 86_400)
@@ -538,8 +566,9 @@ public final class PostgresStore: Sendable {
         return IssuedSession(
             sessionID: try row.string("session_id"), accessExpiresAt: try row.date("access_expires_at"),
             expiresAt: expiresAt, idleExpiresAt: idle,
-            user: UserRecord(id: try row.string("user_id"), email: try row.string("email"), name: try row.string("name"),
-                             imageURL: row["image_url"], passwordHash: try row.string("password_hash"), closed: false))
+            user: UserRecord(
+                id: try row.string("user_id"), email: try row.string("email"), name: try row.string("name"),
+                imageURL: row["image_url"], passwordHash: try row.string("password_hash"), closed: false))
     }
 
     /// Whether a session is revoked (tests and the conformance client's view of replay).

@@ -73,19 +73,26 @@ struct AdminHandlers: Sendable {
         }
         let development = try Self.newKeys(publishablePrefix: "pk_test_", secretPrefix: "sk_test_")
         let production = try Self.newKeys(publishablePrefix: "pk_live_", secretPrefix: "sk_live_")
-        let projectID = try context.store.createProject(name: name, development: development.stored, production: production.stored, now: context.clock.now())
-        return Wire.json(status: 201, [
-            "id": projectID, "name": name,
-            "development": ["publishableKey": development.stored.publishableKey, "secretKey": development.secret],
-            "production": ["publishableKey": production.stored.publishableKey, "secretKey": production.secret],
-        ])
+        let projectID = try context.store.createProject(
+            name: name, development: development.stored, production: production.stored, now: context.clock.now())
+        return Wire.json(
+            status: 201,
+            [
+                "id": projectID, "name": name,
+                "development": ["publishableKey": development.stored.publishableKey, "secretKey": development.secret],
+                "production": ["publishableKey": production.stored.publishableKey, "secretKey": production.secret],
+            ])
     }
 
-    static func newKeys(publishablePrefix: String, secretPrefix: String) throws -> (stored: PostgresStore.NewEnvironmentKeys, secret: String) {
+    static func newKeys(publishablePrefix: String, secretPrefix: String) throws -> (
+        stored: PostgresStore.NewEnvironmentKeys, secret: String
+    ) {
         let secret = try Crypto.mintToken(prefix: secretPrefix)
-        return (PostgresStore.NewEnvironmentKeys(
-            publishableKey: try Crypto.mintToken(prefix: publishablePrefix), secretKeyHash: Crypto.hexSHA256(secret),
-            secretKeySuffix: String(secret.suffix(4))), secret)
+        return (
+            PostgresStore.NewEnvironmentKeys(
+                publishableKey: try Crypto.mintToken(prefix: publishablePrefix), secretKeyHash: Crypto.hexSHA256(secret),
+                secretKeySuffix: String(secret.suffix(4))), secret
+        )
     }
 
     /// `POST /v1/admin/users {"email","password","name"}` → 201 `{"id","email","name"}`; 409 when the email
@@ -105,7 +112,8 @@ struct AdminHandlers: Sendable {
         }
         let hash = try context.passwordHasher.hash(password)
         do {
-            let user = try context.store.createUser(email: email, emailNormalized: email.lowercased(), name: name, passwordHash: hash, now: context.clock.now())
+            let user = try context.store.createUser(
+                email: email, emailNormalized: email.lowercased(), name: name, passwordHash: hash, now: context.clock.now())
             return Wire.json(status: 201, ["id": user.id, "email": user.email, "name": user.name])
         } catch StoreError.duplicate {
             return Wire.error(.conflict, "An account with this email already exists.", status: 409)
@@ -133,7 +141,8 @@ struct AdminHandlers: Sendable {
             return Self.invalidField("uri", "uses the domain \(uri.host ?? ""), which is not a verified domain of this project")
         }
         do {
-            let callback = try context.store.addCallback(environmentID: environment.id, uri: uri.raw, kind: uri.kind.rawValue, now: context.clock.now())
+            let callback = try context.store.addCallback(
+                environmentID: environment.id, uri: uri.raw, kind: uri.kind.rawValue, now: context.clock.now())
             return Wire.json(status: 201, Self.callbackBody(callback))
         } catch StoreError.duplicate {
             return Wire.error(.conflict, "This redirect URI is already registered.", status: 409)
@@ -150,10 +159,12 @@ struct AdminHandlers: Sendable {
         guard let paging = Paging(request) else { return Self.invalidField("limit", "must be a whole number from 1 to 100") }
         let items = try context.store.callbacks(environmentID: environment.id, after: paging.cursor, limit: paging.limit + 1)
         let page = Array(items.prefix(paging.limit))
-        return Wire.json(status: 200, [
-            "items": page.map(Self.callbackBody),
-            "nextCursor": items.count > paging.limit ? (page.last?.id ?? "") : NSNull(),
-        ] as [String: Any])
+        return Wire.json(
+            status: 200,
+            [
+                "items": page.map(Self.callbackBody),
+                "nextCursor": items.count > paging.limit ? (page.last?.id ?? "") : NSNull(),
+            ] as [String: Any])
     }
 
     /// `DELETE /v1/admin/callbacks/{id}` → 204, or 404 `not_found`.
@@ -190,7 +201,8 @@ struct AdminHandlers: Sendable {
         }
         let token = try Crypto.mintToken(prefix: "zdv_")
         do {
-            let record = try context.store.addDomain(projectID: environment.projectID, domain: domain, verificationToken: token, now: context.clock.now())
+            let record = try context.store.addDomain(
+                projectID: environment.projectID, domain: domain, verificationToken: token, now: context.clock.now())
             return Wire.json(status: 201, Self.domainBody(record))
         } catch StoreError.duplicate {
             return Wire.error(.conflict, "This domain is already added to the project.", status: 409)
@@ -214,7 +226,8 @@ struct AdminHandlers: Sendable {
         switch try actor(request) {
         case .none: return Self.invalidToken
         case .environment:
-            return Wire.error(.forbidden, "Domain verification by token file is not available yet; ask the operator to mark the domain verified.")
+            return Wire.error(
+                .forbidden, "Domain verification by token file is not available yet; ask the operator to mark the domain verified.")
         case .operator: break
         }
         guard let body = JSONObjectBody(request.body) else { return Self.badBody }

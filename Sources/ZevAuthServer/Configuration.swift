@@ -64,7 +64,8 @@ public enum ConfigurationLoader {
         var index = 0
         while index < arguments.count {
             let argument = arguments[index]
-            let (flag, inline) = argument.split(separator: "=", maxSplits: 1).count == 2 && argument.hasPrefix("--")
+            let (flag, inline) =
+                argument.split(separator: "=", maxSplits: 1).count == 2 && argument.hasPrefix("--")
                 ? (String(argument.split(separator: "=", maxSplits: 1)[0]), String(argument.split(separator: "=", maxSplits: 1)[1]))
                 : (argument, nil)
             guard let key = keys.first(where: { $0.flag == flag }) else {
@@ -111,7 +112,8 @@ public enum ConfigurationLoader {
                 .filter { !$0.isEmpty }
         }
         configuration.httpThreads = try integer(values, "ZEVAUTH_HTTP_THREADS", in: 1...256) ?? configuration.httpThreads
-        configuration.databasePoolSize = try integer(values, "ZEVAUTH_DATABASE_POOL_SIZE", in: 1...200)
+        configuration.databasePoolSize =
+            try integer(values, "ZEVAUTH_DATABASE_POOL_SIZE", in: 1...200)
             ?? configuration.databasePoolSize
         configuration.sqlDirectory = values["ZEVAUTH_SQL_DIR"]
         return configuration

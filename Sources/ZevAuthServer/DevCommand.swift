@@ -38,7 +38,8 @@ public enum DevCommand {
             switch (arguments[index], index + 1 < arguments.count ? arguments[index + 1] : nil) {
             case ("--listen", let value?): listen = value
             case ("--dir", let value?): directory = value
-            default: throw ConfigurationError(key: arguments[index], problem: "unknown option or missing value (dev takes --listen and --dir)")
+            default:
+                throw ConfigurationError(key: arguments[index], problem: "unknown option or missing value (dev takes --listen and --dir)")
             }
             index += 2
         }
@@ -94,10 +95,12 @@ public enum DevCommand {
         let password = Base64URL.encode(try Crypto.randomBytes(12))
         let email = "demo@zevauth.test"
         if try store.user(emailNormalized: email) == nil {
-            _ = try store.createUser(email: email, emailNormalized: email, name: "Demo Person",
-                                     passwordHash: try PasswordHasher().hash(password), now: now)
+            _ = try store.createUser(
+                email: email, emailNormalized: email, name: "Demo Person",
+                passwordHash: try PasswordHasher().hash(password), now: now)
         } else {
-            throw ConfigurationError(key: ".zevauth", problem: "the demo account exists but dev.json is gone; delete .zevauth/ to start over")
+            throw ConfigurationError(
+                key: ".zevauth", problem: "the demo account exists but dev.json is gone; delete .zevauth/ to start over")
         }
         for uri in [loopbackCallback, customSchemeCallback] {
             guard case .success(let parsed) = RedirectURI.parse(uri) else { throw ServerFailure.inconsistent("demo callback") }
@@ -116,11 +119,14 @@ public enum DevCommand {
         let state = Base64URL.encode((try? Crypto.randomBytes(12)) ?? [])
         let challenge = CodeVerifier(verifierText).map { PKCE.s256Challenge(for: $0, sha256: { Crypto.sha256($0) }).value } ?? ""
         let redirect = "http://127.0.0.1:54321/callback"
-        let startURL = "\(seed.issuer)/v1/auth/zevid/start?" + FormURLEncoding.encode([
-            ("client_id", seed.development.publishableKey), ("redirect_uri", redirect), ("state", state),
-            ("code_challenge", challenge), ("code_challenge_method", "S256"),
-        ])
-        print("""
+        let startURL =
+            "\(seed.issuer)/v1/auth/zevid/start?"
+            + FormURLEncoding.encode([
+                ("client_id", seed.development.publishableKey), ("redirect_uri", redirect), ("state", state),
+                ("code_challenge", challenge), ("code_challenge_method", "S256"),
+            ])
+        print(
+            """
 
             ZevAuth dev server: \(seed.issuer)   (Ctrl-C stops it and its PostgreSQL)
             Everything below is also in \(devFile).

@@ -27,7 +27,11 @@ struct ExchangeHandler: Sendable {
         // Row 2: strict JSON with string fields.
         guard let fields = Self.parse(request.body) else {
             guard try context.store.environment(publishableKey: publishableKey) != nil else { return invalidClient() }
-            return Wire.error(OAuthError(.invalidRequest, "The body must be a JSON object with \"code\" as a string, and \"codeVerifier\" and \"redirectUri\" as strings when present."))
+            return Wire.error(
+                OAuthError(
+                    .invalidRequest,
+                    "The body must be a JSON object with \"code\" as a string, and \"codeVerifier\" and \"redirectUri\" as strings when present."
+                ))
         }
         return try exchange(fields, publishableKey: publishableKey)
     }
@@ -37,15 +41,16 @@ struct ExchangeHandler: Sendable {
         let accessToken = try Crypto.mintToken(prefix: "zat_")
         let refreshToken = try Crypto.mintToken(prefix: "zrt_")
         let now = context.clock.now()
-        let outcome = try context.store.exchange(PostgresStore.ExchangeAttempt(
-            publishableKey: publishableKey,
-            codeHash: Crypto.hexSHA256(fields.code),
-            requestedRedirectURI: fields.redirectURI,
-            verifierChallenge: ExchangeCheck.verifierChallengeIfValid(fields.codeVerifier, sha256: Self.sha256),
-            attemptID: UUID().uuidString,
-            accessTokenHash: Crypto.hexSHA256(accessToken),
-            refreshTokenHash: Crypto.hexSHA256(refreshToken),
-            now: now))
+        let outcome = try context.store.exchange(
+            PostgresStore.ExchangeAttempt(
+                publishableKey: publishableKey,
+                codeHash: Crypto.hexSHA256(fields.code),
+                requestedRedirectURI: fields.redirectURI,
+                verifierChallenge: ExchangeCheck.verifierChallengeIfValid(fields.codeVerifier, sha256: Self.sha256),
+                attemptID: UUID().uuidString,
+                accessTokenHash: Crypto.hexSHA256(accessToken),
+                refreshTokenHash: Crypto.hexSHA256(refreshToken),
+                now: now))
         switch outcome {
         case .unknownClient:
             return invalidClient()
@@ -54,7 +59,9 @@ struct ExchangeHandler: Sendable {
             return Wire.error(OAuthError(.invalidGrant, "The authorization code is invalid, expired or already used."))
         case .consumed(let issuedRedirectURI, let challengeText, let session):
             // Rows 4–6 run after consumption: a failed attempt burns the code (RFC 6749 §4.1.2, "MUST NOT be used more than once").
-            guard let challenge = CodeChallenge(challengeText) else { throw ServerFailure.inconsistent("stored challenge is not canonical") }
+            guard let challenge = CodeChallenge(challengeText) else {
+                throw ServerFailure.inconsistent("stored challenge is not canonical")
+            }
             if let failure = ExchangeCheck.afterConsumption(
                 requestedRedirectURI: fields.redirectURI, issuedRedirectURI: issuedRedirectURI,
                 verifier: fields.codeVerifier, challenge: challenge, sha256: Self.sha256,
@@ -112,8 +119,9 @@ struct ExchangeHandler: Sendable {
     }
 
     private func invalidClient() -> HTTPResponse {
-        Wire.error(OAuthError(.invalidClient, "Send the environment's publishable key as Authorization: Bearer pk_…"),
-                   extraHeaders: [("WWW-Authenticate", "Bearer")])
+        Wire.error(
+            OAuthError(.invalidClient, "Send the environment's publishable key as Authorization: Bearer pk_…"),
+            extraHeaders: [("WWW-Authenticate", "Bearer")])
     }
 
     static let sha256: PKCE.SHA256 = { Crypto.sha256($0) }

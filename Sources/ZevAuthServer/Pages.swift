@@ -35,54 +35,64 @@ enum Pages {
     }
 
     /// The sign-in form (email and password), posting to `/v1/auth/zevid/signin`.
-    static func signIn(requestID: String, csrf: String, appName: String, email: String?, error: String?, status: Int = 200, cookies: [String] = []) -> HTTPResponse {
+    static func signIn(
+        requestID: String, csrf: String, appName: String, email: String?, error: String?, status: Int = 200, cookies: [String] = []
+    ) -> HTTPResponse {
         let problem = error.map { "<p class=\"error\" role=\"alert\">\(HTML.escape($0))</p>" } ?? ""
-        return page(title: "Sign in with ZevID", body: """
-            <h1>Sign in with ZevID</h1>
-            <p class="muted">to continue to \(HTML.escape(appName))</p>
-            \(problem)
-            <form method="post" action="/v1/auth/zevid/signin">
-            <input type="hidden" name="request" value="\(HTML.escape(requestID))">
-            <input type="hidden" name="csrf" value="\(HTML.escape(csrf))">
-            <label for="email">Email</label>
-            <input id="email" name="email" type="email" autocomplete="username" required value="\(HTML.escape(email ?? ""))">
-            <label for="password">Password</label>
-            <input id="password" name="password" type="password" autocomplete="current-password" required>
-            <button type="submit">Sign in</button>
-            </form>
-            """, status: status, cookies: cookies)
+        return page(
+            title: "Sign in with ZevID",
+            body: """
+                <h1>Sign in with ZevID</h1>
+                <p class="muted">to continue to \(HTML.escape(appName))</p>
+                \(problem)
+                <form method="post" action="/v1/auth/zevid/signin">
+                <input type="hidden" name="request" value="\(HTML.escape(requestID))">
+                <input type="hidden" name="csrf" value="\(HTML.escape(csrf))">
+                <label for="email">Email</label>
+                <input id="email" name="email" type="email" autocomplete="username" required value="\(HTML.escape(email ?? ""))">
+                <label for="password">Password</label>
+                <input id="password" name="password" type="password" autocomplete="current-password" required>
+                <button type="submit">Sign in</button>
+                </form>
+                """, status: status, cookies: cookies)
     }
 
     /// The consent page: names the app (and the signed-in account), Allow or Deny.
     static func consent(requestID: String, csrf: String, appName: String, email: String) -> HTTPResponse {
-        page(title: "Continue to \(appName)", body: """
-            <h1>Continue to \(HTML.escape(appName))?</h1>
-            <p>\(HTML.escape(appName)) will be able to sign you in as <strong>\(HTML.escape(email))</strong>.</p>
-            <form method="post" action="/v1/auth/zevid/consent">
-            <input type="hidden" name="request" value="\(HTML.escape(requestID))">
-            <input type="hidden" name="csrf" value="\(HTML.escape(csrf))">
-            <button type="submit" name="decision" value="allow">Continue</button>
-            <button type="submit" name="decision" value="deny" class="secondary">Cancel</button>
-            </form>
-            """)
+        page(
+            title: "Continue to \(appName)",
+            body: """
+                <h1>Continue to \(HTML.escape(appName))?</h1>
+                <p>\(HTML.escape(appName)) will be able to sign you in as <strong>\(HTML.escape(email))</strong>.</p>
+                <form method="post" action="/v1/auth/zevid/consent">
+                <input type="hidden" name="request" value="\(HTML.escape(requestID))">
+                <input type="hidden" name="csrf" value="\(HTML.escape(csrf))">
+                <button type="submit" name="decision" value="allow">Continue</button>
+                <button type="submit" name="decision" value="deny" class="secondary">Cancel</button>
+                </form>
+                """)
     }
 
     /// "Return to the app": one button to a redirect that would open an app, for when the current page has
     /// no user gesture (Chrome Custom Tabs refuse to open an app without one; PRODUCT.md step 3).
     static func returnToApp(location: String, appName: String, isError: Bool) -> HTTPResponse {
-        page(title: "Return to the app", body: """
-            <h1>\(isError ? "Something went wrong" : "You're signed in")</h1>
-            <p>\(isError ? "Return to \(HTML.escape(appName)) to try again." : "Return to \(HTML.escape(appName)) to continue.")</p>
-            <a class="button" href="\(HTML.escape(location))">Return to the app</a>
-            """)
+        page(
+            title: "Return to the app",
+            body: """
+                <h1>\(isError ? "Something went wrong" : "You're signed in")</h1>
+                <p>\(isError ? "Return to \(HTML.escape(appName)) to try again." : "Return to \(HTML.escape(appName)) to continue.")</p>
+                <a class="button" href="\(HTML.escape(location))">Return to the app</a>
+                """)
     }
 
     /// An error shown to the person (never redirected): what happened and what to do.
     static func error(status: Int, code: String, message: String) -> HTTPResponse {
-        page(title: "Sign-in problem", body: """
-            <h1>This sign-in can't continue</h1>
-            <p class="error" role="alert">\(HTML.escape(message))</p>
-            <p class="muted">Error code: <code>\(HTML.escape(code))</code>. Return to the app and start again.</p>
-            """, status: status)
+        page(
+            title: "Sign-in problem",
+            body: """
+                <h1>This sign-in can't continue</h1>
+                <p class="error" role="alert">\(HTML.escape(message))</p>
+                <p class="muted">Error code: <code>\(HTML.escape(code))</code>. Return to the app and start again.</p>
+                """, status: status)
     }
 }

@@ -43,8 +43,9 @@ public enum ServerRunner {
     public static func serve(_ context: ServerContext, migrator: Migrator, onReady: (UInt16) -> Void = { _ in }) throws {
         let pending = try migrator.pending(in: context.store.pool)
         guard pending.isEmpty else {
-            throw ConfigurationError(key: "ZEVAUTH_DATABASE_URL",
-                                     problem: "the database is behind by \(pending.count) migration(s); run `zevauth migrate` first")
+            throw ConfigurationError(
+                key: "ZEVAUTH_DATABASE_URL",
+                problem: "the database is behind by \(pending.count) migration(s); run `zevauth migrate` first")
         }
         HTTPServer.blockTerminationSignals()
         var http = HTTPServerConfiguration()

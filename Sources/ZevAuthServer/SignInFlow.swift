@@ -45,8 +45,9 @@ struct SignInFlow: Sendable {
         case .show(let error):
             return show(error, request)
         case .redirect(let error, let to, let state):
-            return redirectError(error, to: to, state: state, appName: environment?.projectName ?? "the app", heldForGesture: true,
-                                 surface: standardEndpoint ? .standard(.authorize) : .zevAuth)
+            return redirectError(
+                error, to: to, state: state, appName: environment?.projectName ?? "the app", heldForGesture: true,
+                surface: standardEndpoint ? .standard(.authorize) : .zevAuth)
         case .proceed(let validated):
             guard let environment else { throw ServerFailure.inconsistent("start proceeded without an environment") }
             return try proceed(validated, environment: environment, request: request)
@@ -60,7 +61,8 @@ struct SignInFlow: Sendable {
         var binding = cookies[Self.bindingCookie] ?? ""
         if !binding.hasPrefix("zbb_") || binding.utf8.count != 47 {
             binding = try Crypto.mintToken(prefix: "zbb_")
-            setCookies.append(Wire.cookie(name: Self.bindingCookie, value: binding, maxAge: nil, secure: context.configuration.secureCookies))
+            setCookies.append(
+                Wire.cookie(name: Self.bindingCookie, value: binding, maxAge: nil, secure: context.configuration.secureCookies))
         }
         // A browser already signed in to ZevID skips the password unless prompt=login or its
         // authentication is older than the environment's session maximum age (PRODUCT.md step 2).
@@ -91,8 +93,9 @@ struct SignInFlow: Sendable {
         if pending.record.browserSessionID != nil {
             return Wire.seeOther("/v1/auth/zevid/consent?request=\(pending.record.id)")
         }
-        return Pages.signIn(requestID: pending.record.id, csrf: pending.csrf, appName: pending.environment.projectName,
-                            email: pending.record.loginHint, error: nil)
+        return Pages.signIn(
+            requestID: pending.record.id, csrf: pending.csrf, appName: pending.environment.projectName,
+            email: pending.record.loginHint, error: nil)
     }
 
     /// `POST /v1/auth/zevid/signin` (form: `request`, `csrf`, `email`, `password`): checks the password
@@ -119,14 +122,16 @@ struct SignInFlow: Sendable {
             passwordMatches = false
         }
         guard let user, passwordMatches else {
-            return Pages.signIn(requestID: pending.record.id, csrf: pending.csrf, appName: pending.environment.projectName,
-                                email: email, error: Self.genericCredentialsMessage, status: 401)
+            return Pages.signIn(
+                requestID: pending.record.id, csrf: pending.csrf, appName: pending.environment.projectName,
+                email: email, error: Self.genericCredentialsMessage, status: 401)
         }
         let token = try Crypto.mintToken(prefix: "zbs_")
         let browserSessionID = try store.createBrowserSession(tokenHash: Crypto.hexSHA256(token), userID: user.id, now: context.clock.now())
         try store.attachBrowserSession(requestID: pending.record.id, browserSessionID: browserSessionID)
         // Persistent for the longest session window, so the person is recognised on the next sign-in.
-        let cookie = Wire.cookie(name: Self.browserSessionCookie, value: token, maxAge: 90 * 86_400, secure: context.configuration.secureCookies)
+        let cookie = Wire.cookie(
+            name: Self.browserSessionCookie, value: token, maxAge: 90 * 86_400, secure: context.configuration.secureCookies)
         return Wire.seeOther("/v1/auth/zevid/consent?request=\(pending.record.id)", cookies: [cookie])
     }
 
@@ -176,11 +181,14 @@ struct SignInFlow: Sendable {
             return try issueCode(pending, session: session, held: false)
         case "deny":
             _ = try store.completeAuthorizationRequest(id: pending.record.id, now: context.clock.now())
-            guard case .success(let base) = RedirectURI.parse(pending.record.redirectURI), let state = OAuthState(decoded: pending.record.state) else {
+            guard case .success(let base) = RedirectURI.parse(pending.record.redirectURI),
+                let state = OAuthState(decoded: pending.record.state)
+            else {
                 throw ServerFailure.inconsistent("stored redirect URI or state no longer parses")
             }
-            return redirectError(OAuthError(.accessDenied, "The person declined to sign in."),
-                                 to: base, state: state, appName: pending.environment.projectName, heldForGesture: false, surface: .zevAuth)
+            return redirectError(
+                OAuthError(.accessDenied, "The person declined to sign in."),
+                to: base, state: state, appName: pending.environment.projectName, heldForGesture: false, surface: .zevAuth)
         default:
             return Pages.error(status: 400, code: "invalid_request", message: "Choose Continue or Cancel.")
         }
@@ -197,7 +205,9 @@ struct SignInFlow: Sendable {
         guard issued else {
             return Pages.error(status: 400, code: "invalid_request", message: "This sign-in has expired or was already completed.")
         }
-        guard let state = OAuthState(decoded: pending.record.state) else { throw ServerFailure.inconsistent("stored state no longer valid") }
+        guard let state = OAuthState(decoded: pending.record.state) else {
+            throw ServerFailure.inconsistent("stored state no longer valid")
+        }
         let location = redirectLocation(
             base: base, parameters: successRedirectParameters(code: code, state: state, issuer: context.configuration.issuer))
         if held && base.kind != .loopback {
@@ -280,7 +290,6 @@ struct SignInFlow: Sendable {
         return fields
     }
 }
-
 
 /// A broken invariant inside the server (never a bad input): answered 500 and logged by kind.
 enum ServerFailure: Error {

@@ -7,11 +7,15 @@ import HTTPServer
 enum Wire {
     /// `{"error": code, "error_description": description}` with `Cache-Control: no-store`.
     /// Source: RFC 6749 §5.2 (error body), PRODUCT.md ("JSON error bodies").
-    static func error(_ error: OAuthError, wireCode: String? = nil, description: String? = nil, extraHeaders: [(String, String)] = []) -> HTTPResponse {
-        var response = json(status: error.status, [
-            "error": wireCode ?? error.code.rawValue,
-            "error_description": description ?? error.description,
-        ])
+    static func error(_ error: OAuthError, wireCode: String? = nil, description: String? = nil, extraHeaders: [(String, String)] = [])
+        -> HTTPResponse
+    {
+        var response = json(
+            status: error.status,
+            [
+                "error": wireCode ?? error.code.rawValue,
+                "error_description": description ?? error.description,
+            ])
         for (name, value) in extraHeaders { response.headers.add(name, value) }
         return response
     }
@@ -24,7 +28,8 @@ enum Wire {
     /// A JSON response from any `JSONSerialization`-compatible value; `no-store` always (tokens and keys
     /// travel in these bodies; RFC 6749 §5.1).
     static func json(status: Int, _ value: Any) -> HTTPResponse {
-        let body = (try? JSONSerialization.data(withJSONObject: value, options: [.sortedKeys, .withoutEscapingSlashes]))
+        let body =
+            (try? JSONSerialization.data(withJSONObject: value, options: [.sortedKeys, .withoutEscapingSlashes]))
             ?? Data("{}".utf8)
         var headers = HTTPHeaders()
         headers.set("Content-Type", "application/json")
@@ -48,8 +53,9 @@ enum Wire {
         headers.set("Content-Type", "text/html; charset=utf-8")
         headers.set("Cache-Control", "no-store")
         // No form-action: Chrome applies it to the redirect after a form post, which goes to the app.
-        headers.set("Content-Security-Policy",
-                    "default-src 'none'; style-src 'self'; img-src 'self'; base-uri 'none'; frame-ancestors 'none'")
+        headers.set(
+            "Content-Security-Policy",
+            "default-src 'none'; style-src 'self'; img-src 'self'; base-uri 'none'; frame-ancestors 'none'")
         headers.set("X-Frame-Options", "DENY")
         headers.set("X-Content-Type-Options", "nosniff")
         headers.set("Referrer-Policy", "no-referrer")

@@ -20,8 +20,10 @@ public struct ServerContext: Sendable {
     ///   - clock: the source of "now" (tests inject a `ManualClock`).
     ///   - passwordHasher: Argon2id parameters (tests may use cheaper ones).
     ///   - log: where log lines go.
-    public init(configuration: ServerConfiguration, store: PostgresStore, clock: any Clock = SystemClock(),
-                passwordHasher: PasswordHasher = PasswordHasher(), log: any LogSink = StandardErrorLog()) {
+    public init(
+        configuration: ServerConfiguration, store: PostgresStore, clock: any Clock = SystemClock(),
+        passwordHasher: PasswordHasher = PasswordHasher(), log: any LogSink = StandardErrorLog()
+    ) {
         self.configuration = configuration
         self.store = store
         self.clock = clock
@@ -44,7 +46,8 @@ public struct ZevAuthApp: HTTPHandler {
         let admin = AdminHandlers(context: context)
         let sessions = SessionHandlers(context: context)
         var router = Router()
-        func route(_ method: String, _ pattern: String, _ body: @escaping @Sendable (HTTPRequest, [String: String]) throws -> HTTPResponse) {
+        func route(_ method: String, _ pattern: String, _ body: @escaping @Sendable (HTTPRequest, [String: String]) throws -> HTTPResponse)
+        {
             router.add(method, pattern) { request, parameters in
                 ZevAuthApp.funnel(context.log) { try body(request, parameters) }
             }
@@ -56,8 +59,10 @@ public struct ZevAuthApp: HTTPHandler {
                 : Wire.json(status: 503, ["status": "unavailable", "error": "temporarily_unavailable"])
         }
         route("GET", Pages.stylesheetPath) { _, _ in
-            HTTPResponse(status: 200, headers: HTTPHeaders([("Content-Type", "text/css; charset=utf-8"), ("Cache-Control", "public, max-age=3600")]),
-                         body: Array(Pages.stylesheet.utf8))
+            HTTPResponse(
+                status: 200,
+                headers: HTTPHeaders([("Content-Type", "text/css; charset=utf-8"), ("Cache-Control", "public, max-age=3600")]),
+                body: Array(Pages.stylesheet.utf8))
         }
         route("GET", "/v1/auth/zevid/start") { request, _ in try signIn.start(request, standardEndpoint: false) }
         route("GET", "/oauth2/authorize") { request, _ in try signIn.start(request, standardEndpoint: true) }
@@ -74,7 +79,9 @@ public struct ZevAuthApp: HTTPHandler {
         route("DELETE", "/v1/admin/callbacks/{id}") { request, parameters in try admin.deleteCallback(request, id: parameters["id"] ?? "") }
         route("POST", "/v1/admin/domains") { request, _ in try admin.addDomain(request) }
         route("GET", "/v1/admin/domains") { request, _ in try admin.listDomains(request) }
-        route("POST", "/v1/admin/domains/{domain}/verify") { request, parameters in try admin.verifyDomain(request, domain: parameters["domain"] ?? "") }
+        route("POST", "/v1/admin/domains/{domain}/verify") { request, parameters in
+            try admin.verifyDomain(request, domain: parameters["domain"] ?? "")
+        }
         self.router = router
     }
 
@@ -94,9 +101,10 @@ public struct ZevAuthApp: HTTPHandler {
     /// The path with anything that is not a plain path character replaced, so a log line cannot be forged
     /// or carry an arbitrary payload.
     static func loggablePath(_ path: String) -> String {
-        String(path.prefix(200).unicodeScalars.map { scalar -> Character in
-            scalar.isASCII && scalar.value >= 0x21 && scalar.value < 0x7F ? Character(scalar) : "?"
-        })
+        String(
+            path.prefix(200).unicodeScalars.map { scalar -> Character in
+                scalar.isASCII && scalar.value >= 0x21 && scalar.value < 0x7F ? Character(scalar) : "?"
+            })
     }
 
     /// The one error funnel: a thrown error becomes 503 `temporarily_unavailable` when PostgreSQL is out of
@@ -132,14 +140,16 @@ struct SessionHandlers: Sendable {
             response.headers.set("WWW-Authenticate", "Bearer error=\"invalid_token\"")
             return response
         }
-        return Wire.json(status: 200, [
-            "session": [
-                "id": session.sessionID,
-                "accessTokenExpiresAt": Wire.timestamp(session.accessExpiresAt),
-                "expiresAt": Wire.timestamp(session.expiresAt),
-                "idleExpiresAt": Wire.timestamp(session.idleExpiresAt),
-            ],
-            "user": ExchangeHandler.userBody(session.user),
-        ])
+        return Wire.json(
+            status: 200,
+            [
+                "session": [
+                    "id": session.sessionID,
+                    "accessTokenExpiresAt": Wire.timestamp(session.accessExpiresAt),
+                    "expiresAt": Wire.timestamp(session.expiresAt),
+                    "idleExpiresAt": Wire.timestamp(session.idleExpiresAt),
+                ],
+                "user": ExchangeHandler.userBody(session.user),
+            ])
     }
 }

@@ -76,8 +76,10 @@ import Testing
     @Test(arguments: [
         ("https://acme.com/app/callback", RedirectKind.link, "acme.com" as String?, nil as Int?, "/app/callback"),
         ("https://acme.com:8443/cb?x=1", .link, "acme.com", 8443, "/cb?x=1"),
-        ("http://127.0.0.1:51004/oauth2redirect/example-provider", .loopback, "127.0.0.1", 51004,
-            "/oauth2redirect/example-provider"),
+        (
+            "http://127.0.0.1:51004/oauth2redirect/example-provider", .loopback, "127.0.0.1", 51004,
+            "/oauth2redirect/example-provider"
+        ),
         ("http://[::1]/cb", .loopback, "[::1]", nil, "/cb"),
         ("http://localhost:3000/cb", .loopback, "localhost", 3000, "/cb"),
         ("com.example.app:/oauth2redirect/example-provider", .customScheme, nil, nil, "/oauth2redirect/example-provider"),

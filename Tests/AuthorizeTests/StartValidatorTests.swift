@@ -29,7 +29,6 @@ struct StartCase: CustomTestStringConvertible, Sendable {
     }
 }
 
-
 func outcome(_ decision: StartDecision) -> Outcome? {
     switch decision {
     case .proceed: return nil
@@ -63,8 +62,11 @@ let startErrors: [StartCase] = [
     StartCase("state missing", startQuery(["state": nil]), .show(.invalidState, 400)),
     StartCase("state empty", startQuery(["state": ""]), .show(.invalidState, 400)),
     StartCase("state too long", startQuery(["state": String(repeating: "s", count: 513)]), .show(.invalidState, 400)),
-    StartCase("response_type missing (standard)", startQuery(["response_type": nil], standard: true), standard: true, .redirect(.invalidRequest)),
-    StartCase("response_type token (standard)", startQuery(["response_type": "token"], standard: true), standard: true, .redirect(.unsupportedResponseType)),
+    StartCase(
+        "response_type missing (standard)", startQuery(["response_type": nil], standard: true), standard: true, .redirect(.invalidRequest)),
+    StartCase(
+        "response_type token (standard)", startQuery(["response_type": "token"], standard: true), standard: true,
+        .redirect(.unsupportedResponseType)),
     StartCase("code_challenge missing", startQuery(["code_challenge": nil]), .redirect(.pkceRequired)),
     StartCase("code_challenge empty", startQuery(["code_challenge": ""]), .redirect(.pkceRequired)),
     StartCase("method missing", startQuery(["code_challenge_method": nil]), .redirect(.pkceMethodUnsupported)),
@@ -235,10 +237,14 @@ private let rawBase =
         ("\(rawBase)&state=ok&state=%FF", .show(.invalidRequest, 400)),
         ("client_id=%FF&redirect_uri=com.acme.app%3A%2Fcallback&state=s", .show(.invalidClient, 400)),
         ("client_id=pk_test_dev&redirect_uri=com.acme.app%3A%2Fcallback%zz&state=s", .show(.redirectURIMismatch, 400)),
-        ("client_id=pk_test_dev&redirect_uri=com.acme.app%3A%2Fcallback&state=s&code_challenge=%FF&code_challenge_method=S256",
-            .redirect(.invalidCodeChallenge)),
-        ("client_id=pk_test_dev&redirect_uri=com.acme.app%3A%2Fcallback&state=s&code_challenge=\(rfcChallenge)&code_challenge_method=S256%",
-            .redirect(.pkceMethodUnsupported)),
+        (
+            "client_id=pk_test_dev&redirect_uri=com.acme.app%3A%2Fcallback&state=s&code_challenge=%FF&code_challenge_method=S256",
+            .redirect(.invalidCodeChallenge)
+        ),
+        (
+            "client_id=pk_test_dev&redirect_uri=com.acme.app%3A%2Fcallback&state=s&code_challenge=\(rfcChallenge)&code_challenge_method=S256%",
+            .redirect(.pkceMethodUnsupported)
+        ),
     ])
     func undecodableValueFailsItsOwnCheck(raw: String, expected: Outcome) {
         #expect(outcome(StartValidator.decide(rawQuery: raw, standardEndpoint: false, lookupClient: lookup)) == expected)

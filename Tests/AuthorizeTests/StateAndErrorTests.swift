@@ -70,14 +70,15 @@ import Testing
 
 @Suite struct OAuthErrorTests {
     @Test func rawValuesAreTheWireCodes() {
-        #expect(OAuthErrorCode.allCases.map(\.rawValue) == [
-            "invalid_request", "invalid_client", "invalid_grant", "unsupported_grant_type", "unsupported_response_type",
-            "access_denied", "invalid_state", "redirect_uri_required", "redirect_uri_mismatch",
-            "custom_scheme_not_allowed", "native_redirect_not_verified", "loopback_redirect_not_allowed",
-            "pkce_required", "pkce_method_unsupported", "invalid_code_challenge", "pkce_verification_failed",
-            "reauthentication_required", "native_app_limit", "native_app_team_mismatch", "server_error",
-            "temporarily_unavailable", "invalid_token", "forbidden", "not_found", "conflict",
-        ])
+        #expect(
+            OAuthErrorCode.allCases.map(\.rawValue) == [
+                "invalid_request", "invalid_client", "invalid_grant", "unsupported_grant_type", "unsupported_response_type",
+                "access_denied", "invalid_state", "redirect_uri_required", "redirect_uri_mismatch",
+                "custom_scheme_not_allowed", "native_redirect_not_verified", "loopback_redirect_not_allowed",
+                "pkce_required", "pkce_method_unsupported", "invalid_code_challenge", "pkce_verification_failed",
+                "reauthentication_required", "native_app_limit", "native_app_team_mismatch", "server_error",
+                "temporarily_unavailable", "invalid_token", "forbidden", "not_found", "conflict",
+            ])
     }
 
     @Test(arguments: [

@@ -9,10 +9,12 @@ private func bytes(hex: String) -> [UInt8] {
 
 @Suite struct CryptoTests {
     @Test func sha256MatchesFIPSVectors() {
-        #expect(Crypto.hex(Crypto.sha256(Array("abc".utf8)))
-            == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
-        #expect(Crypto.hex(Crypto.sha256([UInt8]()))
-            == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        #expect(
+            Crypto.hex(Crypto.sha256(Array("abc".utf8)))
+                == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        #expect(
+            Crypto.hex(Crypto.sha256([UInt8]()))
+                == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
         #expect(Crypto.hexSHA256("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
     }
 

@@ -3,8 +3,9 @@ import Testing
 
 @Suite struct HTMLTests {
     @Test func escapesTheFiveSpecialCharacters() {
-        #expect(HTML.escape(#"<a href="x" title='y'>Tom & Jerry</a>"#)
-            == "&lt;a href=&quot;x&quot; title=&#39;y&#39;&gt;Tom &amp; Jerry&lt;/a&gt;")
+        #expect(
+            HTML.escape(#"<a href="x" title='y'>Tom & Jerry</a>"#)
+                == "&lt;a href=&quot;x&quot; title=&#39;y&#39;&gt;Tom &amp; Jerry&lt;/a&gt;")
     }
 
     @Test func escapesAmpersandOnceSoEntitiesDoNotSurvive() {

@@ -177,17 +177,18 @@ private func rejection(_ text: String, maxDepth: Int = 32) -> StrictJSON.Error? 
         #expect(rejection("]") == .unexpectedCharacter(offset: 0))
     }
 
-    @Test(arguments: [
-        [0xC3, 0x28],  // truncated two-byte sequence
-        [0x22, 0xC3, 0x28, 0x22],  // the same inside a string
-        [0x22, 0xC0, 0xAF, 0x22],  // overlong "/"
-        [0x22, 0xE0, 0x80, 0xAF, 0x22],  // overlong three-byte
-        [0x22, 0xED, 0xA0, 0x80, 0x22],  // encoded surrogate U+D800
-        [0x22, 0xF4, 0x90, 0x80, 0x80, 0x22],  // above U+10FFFF
-        [0x22, 0x80, 0x22],  // stray continuation byte
-        [0x22, 0xFF, 0x22],
-        [0x22, 0xE2, 0x82, 0x22],  // truncated euro sign
-    ] as [[UInt8]])
+    @Test(
+        arguments: [
+            [0xC3, 0x28],  // truncated two-byte sequence
+            [0x22, 0xC3, 0x28, 0x22],  // the same inside a string
+            [0x22, 0xC0, 0xAF, 0x22],  // overlong "/"
+            [0x22, 0xE0, 0x80, 0xAF, 0x22],  // overlong three-byte
+            [0x22, 0xED, 0xA0, 0x80, 0x22],  // encoded surrogate U+D800
+            [0x22, 0xF4, 0x90, 0x80, 0x80, 0x22],  // above U+10FFFF
+            [0x22, 0x80, 0x22],  // stray continuation byte
+            [0x22, 0xFF, 0x22],
+            [0x22, 0xE2, 0x82, 0x22],  // truncated euro sign
+        ] as [[UInt8]])
     func rejectsInvalidUTF8(_ bytes: [UInt8]) {
         #expect(rejection(bytes) == .invalidUTF8)
     }

@@ -67,7 +67,10 @@ import Testing
         #expect(PostgresTimestamp.format(date) == normalized)
     }
 
-    @Test(arguments: ["", "infinity", "-infinity", "2026-13-01 00:00:00+00", "2026-11-30T11:16:16Z", "2026-11-30 11:16:16.1234567+00", "2026-11-30 11:16:16+00 junk"])
+    @Test(arguments: [
+        "", "infinity", "-infinity", "2026-13-01 00:00:00+00", "2026-11-30T11:16:16Z", "2026-11-30 11:16:16.1234567+00",
+        "2026-11-30 11:16:16+00 junk",
+    ])
     func malformedTimestampTextIsRejected(text: String) {
         #expect(PostgresTimestamp.parse(text) == nil)
     }

@@ -23,7 +23,8 @@ import ZevAuthTesting
         let secret = try #require(development["secretKey"] as? String)
         #expect(secret.hasPrefix("sk_test_"))
         // Stored only as a hash.
-        let stored = try TestDatabase.pool.query("SELECT count(*) AS n FROM secret_keys WHERE key_hash = $1 OR key_hash = $2", [secret, String(secret.dropFirst(8))])
+        let stored = try TestDatabase.pool.query(
+            "SELECT count(*) AS n FROM secret_keys WHERE key_hash = $1 OR key_hash = $2", [secret, String(secret.dropFirst(8))])
         #expect(try stored.rows[0].int("n") == 0)
 
         let callback = try call(server, "POST", "/v1/admin/callbacks", token: secret, json: ["uri": "com.acme.app:/oauth"])
@@ -43,8 +44,10 @@ import ZevAuthTesting
         #expect(try call(server, "DELETE", "/v1/admin/callbacks/\(id)", token: secret).json["error"] as? String == "not_found")
     }
 
-    @Test(arguments: ["javascript:alert(1)", "data:text/html,x", "file:///etc/passwd", "myapp://cb", "http://example.com/cb",
-                      "com.acme.app:/cb#frag", "http://user@127.0.0.1/cb", "/relative", ""])
+    @Test(arguments: [
+        "javascript:alert(1)", "data:text/html,x", "file:///etc/passwd", "myapp://cb", "http://example.com/cb",
+        "com.acme.app:/cb#frag", "http://user@127.0.0.1/cb", "/relative", "",
+    ])
     func registrationRefusesWhatCouldNeverBeSafe(uri: String) throws {
         let server = try TestServer()
         let fixture = try Fixture.make(store: server.store)
@@ -65,8 +68,11 @@ import ZevAuthTesting
         #expect(added.json["verified"] as? Bool == false)
         // Only the operator may mark it verified in this release.
         #expect(try call(server, "POST", "/v1/admin/domains/\(domain)/verify", token: fixture.developmentSecret, json: [:]).status == 403)
-        #expect(try call(server, "POST", "/v1/admin/domains/\(domain)/verify", token: TestServer.operatorToken,
-                         json: ["projectId": fixture.projectID]).status == 200)
+        #expect(
+            try call(
+                server, "POST", "/v1/admin/domains/\(domain)/verify", token: TestServer.operatorToken,
+                json: ["projectId": fixture.projectID]
+            ).status == 200)
         let callback = try call(server, "POST", "/v1/admin/callbacks", token: fixture.developmentSecret, json: ["uri": uri])
         #expect(callback.status == 201)
         #expect(callback.json["kind"] as? String == "link")
@@ -76,9 +82,12 @@ import ZevAuthTesting
         let server = try TestServer()
         let fixture = try Fixture.make(store: server.store)
         #expect(try call(server, "POST", "/v1/admin/projects", token: nil, json: ["name": "x"]).status == 401)
-        #expect(try call(server, "POST", "/v1/admin/projects", token: "sk_test_nope", json: ["name": "x"]).json["error"] as? String == "invalid_token")
-        let forbidden = try call(server, "POST", "/v1/admin/users", token: fixture.developmentSecret,
-                                 json: ["email": "a@example.com", "password": "long enough pw", "name": "A"])
+        #expect(
+            try call(server, "POST", "/v1/admin/projects", token: "sk_test_nope", json: ["name": "x"]).json["error"] as? String
+                == "invalid_token")
+        let forbidden = try call(
+            server, "POST", "/v1/admin/users", token: fixture.developmentSecret,
+            json: ["email": "a@example.com", "password": "long enough pw", "name": "A"])
         #expect(forbidden.status == 403)
         #expect(forbidden.json["error"] as? String == "forbidden")
         #expect(try call(server, "POST", "/v1/admin/callbacks", token: TestServer.operatorToken, json: ["uri": "com.a.b:/c"]).status == 403)
@@ -87,18 +96,26 @@ import ZevAuthTesting
     @Test func theOperatorCreatesAccountsWithClearValidation() throws {
         let server = try TestServer()
         let email = "new-\(UUID().uuidString.prefix(8))@example.com"
-        let created = try call(server, "POST", "/v1/admin/users", token: TestServer.operatorToken,
-                               json: ["email": email, "password": "a good long password", "name": "New Person"])
+        let created = try call(
+            server, "POST", "/v1/admin/users", token: TestServer.operatorToken,
+            json: ["email": email, "password": "a good long password", "name": "New Person"])
         #expect(created.status == 201)
         #expect(Set(created.json.keys) == ["id", "email", "name"])
-        #expect(try call(server, "POST", "/v1/admin/users", token: TestServer.operatorToken,
-                         json: ["email": email.uppercased(), "password": "a good long password", "name": "Again"]).status == 409)
-        let short = try call(server, "POST", "/v1/admin/users", token: TestServer.operatorToken,
-                             json: ["email": "x-\(UUID().uuidString.prefix(6))@example.com", "password": "short", "name": "S"])
+        #expect(
+            try call(
+                server, "POST", "/v1/admin/users", token: TestServer.operatorToken,
+                json: ["email": email.uppercased(), "password": "a good long password", "name": "Again"]
+            ).status == 409)
+        let short = try call(
+            server, "POST", "/v1/admin/users", token: TestServer.operatorToken,
+            json: ["email": "x-\(UUID().uuidString.prefix(6))@example.com", "password": "short", "name": "S"])
         #expect(short.status == 400)
         #expect((short.json["error_description"] as? String)?.hasPrefix("password") == true)
-        #expect(try call(server, "POST", "/v1/admin/users", token: TestServer.operatorToken,
-                         json: ["email": "not-an-email", "password": "a good long password", "name": "S"]).status == 400)
+        #expect(
+            try call(
+                server, "POST", "/v1/admin/users", token: TestServer.operatorToken,
+                json: ["email": "not-an-email", "password": "a good long password", "name": "S"]
+            ).status == 400)
     }
 
     @Test func healthAndReadiness() throws {

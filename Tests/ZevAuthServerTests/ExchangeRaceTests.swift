@@ -1,10 +1,11 @@
 import Crypto
 import Foundation
-import Synchronization
 import Postgres
-@testable import PostgresStore
+import Synchronization
 import Testing
 import ZevAuthTesting
+
+@testable import PostgresStore
 
 /// The replay that races the winning exchange (PRODUCT.md: "its session is revoked if any valid replay
 /// came"), made deterministic: the winner's transaction is held open until the replay is seen waiting on
@@ -36,10 +37,13 @@ import ZevAuthTesting
         let winner = try PostgresConnection(url: TestDatabase.url)
         try winner.query("BEGIN")
         let won = try attempt()
-        let row = try winner.query(PostgresStore.exchangeSQL, [
-            won.publishableKey, won.codeHash, won.requestedRedirectURI, won.verifierChallenge, String(now.timeIntervalSince1970),
-            won.attemptID, won.accessTokenHash, won.refreshTokenHash,
-        ]).rows[0]
+        let row = try winner.query(
+            PostgresStore.exchangeSQL,
+            [
+                won.publishableKey, won.codeHash, won.requestedRedirectURI, won.verifierChallenge, String(now.timeIntervalSince1970),
+                won.attemptID, won.accessTokenHash, won.refreshTokenHash,
+            ]
+        ).rows[0]
         #expect(try row.bool("won"))
         let sessionID = try row.string("session_id")
 
@@ -54,9 +58,10 @@ import ZevAuthTesting
         }
         var waiting = false
         for _ in 0..<500 where !waiting {
-            waiting = try TestDatabase.pool.query(
-                "SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%authorization_codes%'"
-            ).rows[0].int("n") > 0
+            waiting =
+                try TestDatabase.pool.query(
+                    "SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%authorization_codes%'"
+                ).rows[0].int("n") > 0
             if !waiting { usleep(10_000) }
         }
         #expect(waiting, "the replay never waited on the winner's lock")

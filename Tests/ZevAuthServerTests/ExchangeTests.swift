@@ -20,8 +20,9 @@ import ZevAuthTesting
         let fixture = try fixture ?? Fixture.make(store: server.store)
         let driver = SignInDriver(server: server, browser: server.browser())
         let pkce = PKCEPair()
-        let result = try driver.run(clientID: fixture.developmentKey, redirectURI: clientRedirect, state: "s", pkce: pkce,
-                                    email: fixture.email, password: fixture.password)
+        let result = try driver.run(
+            clientID: fixture.developmentKey, redirectURI: clientRedirect, state: "s", pkce: pkce,
+            email: fixture.email, password: fixture.password)
         return Issued(server: server, fixture: fixture, driver: driver, pkce: pkce, code: try #require(result.code))
     }
 
@@ -49,40 +50,46 @@ import ZevAuthTesting
     func row2BodyNotStrictJSONOrAFieldOfTheWrongType(body: String) throws {
         let server = try TestServer()
         let fixture = try Fixture.make(store: server.store)
-        expectError(try SignInDriver.exchange(server.client, clientID: fixture.developmentKey, body: Array(body.utf8)), 400, "invalid_request")
+        expectError(
+            try SignInDriver.exchange(server.client, clientID: fixture.developmentKey, body: Array(body.utf8)), 400, "invalid_request")
     }
 
     @Test func row3UnknownUsedOrAnotherEnvironmentsCode() throws {
         let issued = try Self.issue()
         let body: [String: Any] = ["code": issued.code, "codeVerifier": issued.pkce.verifier, "redirectUri": Self.redirect]
-        expectError(try issued.driver.exchange(clientID: issued.fixture.developmentKey, fields: ["code": "hoc_unknown"]), 400, "invalid_grant")
+        expectError(
+            try issued.driver.exchange(clientID: issued.fixture.developmentKey, fields: ["code": "hoc_unknown"]), 400, "invalid_grant")
         // Another environment's key: invalid_grant, and the code stays unused.
         expectError(try issued.driver.exchange(clientID: issued.fixture.productionKey, fields: body), 400, "invalid_grant")
         #expect(try issued.driver.exchange(clientID: issued.fixture.developmentKey, fields: body).status == 200)
         expectError(try issued.driver.exchange(clientID: issued.fixture.developmentKey, fields: body), 400, "invalid_grant")
     }
 
-    @Test(arguments: [
-        ([:], "redirect_uri_required"),
-        (["redirectUri": NSNull()], "redirect_uri_required"),
-        (["redirectUri": "http://127.0.0.1:54322/cb"], "redirect_uri_mismatch"),
-        (["redirectUri": "http://127.0.0.1/cb"], "redirect_uri_mismatch"),
-        (["redirectUri": redirect], "pkce_verification_failed"),
-        (["redirectUri": redirect, "codeVerifier": NSNull()], "pkce_verification_failed"),
-        (["redirectUri": redirect, "codeVerifier": "short"], "pkce_verification_failed"),
-        (["redirectUri": redirect, "codeVerifier": String(repeating: "a", count: 129)], "pkce_verification_failed"),
-        (["redirectUri": redirect, "codeVerifier": String(repeating: "a", count: 43)], "pkce_verification_failed"),
-        (["redirectUri": redirect, "codeVerifier": String(repeating: "a", count: 42) + "+"], "pkce_verification_failed"),
-    ] as [([String: any Sendable], String)])
+    @Test(
+        arguments: [
+            ([:], "redirect_uri_required"),
+            (["redirectUri": NSNull()], "redirect_uri_required"),
+            (["redirectUri": "http://127.0.0.1:54322/cb"], "redirect_uri_mismatch"),
+            (["redirectUri": "http://127.0.0.1/cb"], "redirect_uri_mismatch"),
+            (["redirectUri": redirect], "pkce_verification_failed"),
+            (["redirectUri": redirect, "codeVerifier": NSNull()], "pkce_verification_failed"),
+            (["redirectUri": redirect, "codeVerifier": "short"], "pkce_verification_failed"),
+            (["redirectUri": redirect, "codeVerifier": String(repeating: "a", count: 129)], "pkce_verification_failed"),
+            (["redirectUri": redirect, "codeVerifier": String(repeating: "a", count: 43)], "pkce_verification_failed"),
+            (["redirectUri": redirect, "codeVerifier": String(repeating: "a", count: 42) + "+"], "pkce_verification_failed"),
+        ] as [([String: any Sendable], String)])
     func rows4To6RunAfterConsumptionAndBurnTheCode(fields: [String: any Sendable], error: String) throws {
         let issued = try Self.issue()
         var body: [String: Any] = ["code": issued.code]
         for (name, value) in fields { body[name] = value }
         expectError(try issued.driver.exchange(clientID: issued.fixture.developmentKey, fields: body), 400, error)
         // The code was consumed: the right request now gets invalid_grant.
-        expectError(try issued.driver.exchange(clientID: issued.fixture.developmentKey, fields: [
-            "code": issued.code, "codeVerifier": issued.pkce.verifier, "redirectUri": Self.redirect,
-        ]), 400, "invalid_grant")
+        expectError(
+            try issued.driver.exchange(
+                clientID: issued.fixture.developmentKey,
+                fields: [
+                    "code": issued.code, "codeVerifier": issued.pkce.verifier, "redirectUri": Self.redirect,
+                ]), 400, "invalid_grant")
     }
 
     @Test(arguments: [(59.0, true), (60.0, false)])
@@ -91,9 +98,11 @@ import ZevAuthTesting
         let server = try TestServer(clock: clock)
         let issued = try Self.issue(server: server)
         clock.advance(by: elapsed)
-        let response = try issued.driver.exchange(clientID: issued.fixture.developmentKey, fields: [
-            "code": issued.code, "codeVerifier": issued.pkce.verifier, "redirectUri": Self.redirect,
-        ])
+        let response = try issued.driver.exchange(
+            clientID: issued.fixture.developmentKey,
+            fields: [
+                "code": issued.code, "codeVerifier": issued.pkce.verifier, "redirectUri": Self.redirect,
+            ])
         if redeems { #expect(response.status == 200) } else { expectError(response, 400, "invalid_grant") }
     }
 
@@ -123,21 +132,32 @@ import ZevAuthTesting
     @Test func aReplayWithoutTheVerifierRevokesNothing() throws {
         let issued = try Self.issue()
         let key = issued.fixture.developmentKey
-        let won = try issued.driver.exchange(clientID: key, fields: [
-            "code": issued.code, "codeVerifier": issued.pkce.verifier, "redirectUri": Self.redirect,
-        ])
+        let won = try issued.driver.exchange(
+            clientID: key,
+            fields: [
+                "code": issued.code, "codeVerifier": issued.pkce.verifier, "redirectUri": Self.redirect,
+            ])
         let sessionID = try #require((won.json["session"] as? [String: Any])?["id"] as? String)
-        expectError(try issued.driver.exchange(clientID: key, fields: [
-            "code": issued.code, "codeVerifier": PKCEPair().verifier, "redirectUri": Self.redirect,
-        ]), 400, "invalid_grant")
-        expectError(try issued.driver.exchange(clientID: key, fields: [
-            "code": issued.code, "codeVerifier": issued.pkce.verifier, "redirectUri": "http://127.0.0.1:1/cb",
-        ]), 400, "invalid_grant")
+        expectError(
+            try issued.driver.exchange(
+                clientID: key,
+                fields: [
+                    "code": issued.code, "codeVerifier": PKCEPair().verifier, "redirectUri": Self.redirect,
+                ]), 400, "invalid_grant")
+        expectError(
+            try issued.driver.exchange(
+                clientID: key,
+                fields: [
+                    "code": issued.code, "codeVerifier": issued.pkce.verifier, "redirectUri": "http://127.0.0.1:1/cb",
+                ]), 400, "invalid_grant")
         #expect(try issued.server.store.isSessionRevoked(id: sessionID) == false)
         // A valid replay does revoke it.
-        expectError(try issued.driver.exchange(clientID: key, fields: [
-            "code": issued.code, "codeVerifier": issued.pkce.verifier, "redirectUri": Self.redirect,
-        ]), 400, "invalid_grant")
+        expectError(
+            try issued.driver.exchange(
+                clientID: key,
+                fields: [
+                    "code": issued.code, "codeVerifier": issued.pkce.verifier, "redirectUri": Self.redirect,
+                ]), 400, "invalid_grant")
         #expect(try issued.server.store.isSessionRevoked(id: sessionID) == true)
     }
 }

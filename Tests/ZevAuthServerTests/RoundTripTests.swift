@@ -12,8 +12,9 @@ import ZevAuthTesting
         let driver = SignInDriver(server: server, browser: browser)
         let pkce = PKCEPair()
         var sawPassword = false
-        let result = try driver.run(clientID: fixture.developmentKey, redirectURI: "http://127.0.0.1:54321/cb", state: "xyz-1",
-                                    pkce: pkce, email: fixture.email, password: fixture.password, passwordPageSeen: &sawPassword)
+        let result = try driver.run(
+            clientID: fixture.developmentKey, redirectURI: "http://127.0.0.1:54321/cb", state: "xyz-1",
+            pkce: pkce, email: fixture.email, password: fixture.password, passwordPageSeen: &sawPassword)
         #expect(sawPassword)
         #expect(result.location.hasPrefix("http://127.0.0.1:54321/cb?"))
         #expect(result.query["state"] == "xyz-1")
@@ -21,9 +22,11 @@ import ZevAuthTesting
         let code = try #require(result.code)
         #expect(code.hasPrefix("hoc_"))
 
-        let exchanged = try driver.exchange(clientID: fixture.developmentKey, fields: [
-            "code": code, "codeVerifier": pkce.verifier, "redirectUri": "http://127.0.0.1:54321/cb",
-        ])
+        let exchanged = try driver.exchange(
+            clientID: fixture.developmentKey,
+            fields: [
+                "code": code, "codeVerifier": pkce.verifier, "redirectUri": "http://127.0.0.1:54321/cb",
+            ])
         #expect(exchanged.status == 200)
         #expect(exchanged.header("cache-control") == "no-store")
         let session = try #require(exchanged.json["session"] as? [String: Any])
@@ -45,16 +48,18 @@ import ZevAuthTesting
 
         // A second sign-in in the same browser skips the password, but still asks for consent on a loopback.
         let second = PKCEPair()
-        let again = try driver.run(clientID: fixture.developmentKey, redirectURI: "http://127.0.0.1:40000/cb", state: "second",
-                                   pkce: second, email: fixture.email, password: "wrong password is never asked", passwordPageSeen: &sawPassword)
+        let again = try driver.run(
+            clientID: fixture.developmentKey, redirectURI: "http://127.0.0.1:40000/cb", state: "second",
+            pkce: second, email: fixture.email, password: "wrong password is never asked", passwordPageSeen: &sawPassword)
         #expect(sawPassword == false)
         #expect(again.query["state"] == "second")
         #expect(again.code != nil)
 
         // prompt=login forces the password again.
-        let forced = try driver.run(clientID: fixture.developmentKey, redirectURI: "http://127.0.0.1:40001/cb", state: "forced",
-                                    pkce: PKCEPair(), email: fixture.email, password: fixture.password,
-                                    extra: [("prompt", "login")], passwordPageSeen: &sawPassword)
+        let forced = try driver.run(
+            clientID: fixture.developmentKey, redirectURI: "http://127.0.0.1:40001/cb", state: "forced",
+            pkce: PKCEPair(), email: fixture.email, password: fixture.password,
+            extra: [("prompt", "login")], passwordPageSeen: &sawPassword)
         #expect(sawPassword)
         #expect(forced.code != nil)
 
@@ -70,8 +75,9 @@ import ZevAuthTesting
         let server = try TestServer()
         let fixture = try Fixture.make(store: server.store)
         let driver = SignInDriver(server: server, browser: server.browser())
-        let result = try driver.run(clientID: fixture.developmentKey, redirectURI: "com.acme.app:/callback", state: "s",
-                                    pkce: PKCEPair(), email: fixture.email, password: fixture.password)
+        let result = try driver.run(
+            clientID: fixture.developmentKey, redirectURI: "com.acme.app:/callback", state: "s",
+            pkce: PKCEPair(), email: fixture.email, password: fixture.password)
         #expect(result.location.hasPrefix("com.acme.app:/callback?code=hoc_"))
     }
 
@@ -79,32 +85,38 @@ import ZevAuthTesting
         let server = try TestServer()
         let fixture = try Fixture.make(store: server.store)
         let browser = server.browser()
-        let start = try browser.get(startTarget([
-            ("client_id", fixture.developmentKey), ("redirect_uri", "http://127.0.0.1:5000/cb"), ("state", "s"),
-            ("code_challenge", PKCEPair().challenge), ("code_challenge_method", "S256"),
-        ]))
+        let start = try browser.get(
+            startTarget([
+                ("client_id", fixture.developmentKey), ("redirect_uri", "http://127.0.0.1:5000/cb"), ("state", "s"),
+                ("code_challenge", PKCEPair().challenge), ("code_challenge_method", "S256"),
+            ]))
         let page = try browser.get(try #require(start.header("location")))
         let csrf = try #require(hiddenField("csrf", in: page.text))
         let request = try #require(hiddenField("request", in: page.text))
-        let wrongPassword = try browser.postForm("/v1/auth/zevid/signin", [("request", request), ("csrf", csrf), ("email", fixture.email), ("password", "nope nope nope")])
-        let unknownEmail = try browser.postForm("/v1/auth/zevid/signin", [("request", request), ("csrf", csrf), ("email", "nobody@example.com"), ("password", "nope nope nope")])
+        let wrongPassword = try browser.postForm(
+            "/v1/auth/zevid/signin", [("request", request), ("csrf", csrf), ("email", fixture.email), ("password", "nope nope nope")])
+        let unknownEmail = try browser.postForm(
+            "/v1/auth/zevid/signin",
+            [("request", request), ("csrf", csrf), ("email", "nobody@example.com"), ("password", "nope nope nope")])
         #expect(wrongPassword.status == 401)
         #expect(unknownEmail.status == 401)
         #expect(wrongPassword.text.contains("The email or password is incorrect."))
         #expect(unknownEmail.text.contains("The email or password is incorrect."))
         #expect(wrongPassword.header("content-security-policy")?.contains("frame-ancestors 'none'") == true)
         // A forged CSRF token is refused.
-        let forged = try browser.postForm("/v1/auth/zevid/signin", [("request", request), ("csrf", "forged"), ("email", fixture.email), ("password", fixture.password)])
+        let forged = try browser.postForm(
+            "/v1/auth/zevid/signin", [("request", request), ("csrf", "forged"), ("email", fixture.email), ("password", fixture.password)])
         #expect(forged.status == 403)
     }
 
     @Test func aPendingSignInIsBoundToTheBrowserThatStartedIt() throws {
         let server = try TestServer()
         let fixture = try Fixture.make(store: server.store)
-        let start = try server.browser().get(startTarget([
-            ("client_id", fixture.developmentKey), ("redirect_uri", "http://127.0.0.1:5000/cb"), ("state", "s"),
-            ("code_challenge", PKCEPair().challenge), ("code_challenge_method", "S256"),
-        ]))
+        let start = try server.browser().get(
+            startTarget([
+                ("client_id", fixture.developmentKey), ("redirect_uri", "http://127.0.0.1:5000/cb"), ("state", "s"),
+                ("code_challenge", PKCEPair().challenge), ("code_challenge_method", "S256"),
+            ]))
         let other = server.browser()
         let page = try other.get(try #require(start.header("location")))
         #expect(page.status == 400)
@@ -115,20 +127,27 @@ import ZevAuthTesting
         let server = try TestServer()
         let fixture = try Fixture.make(store: server.store)
         let browser = server.browser()
-        let start = try browser.get(startTarget([
-            ("client_id", fixture.developmentKey), ("redirect_uri", "http://127.0.0.1:5000/cb"), ("state", "keep me"),
-            ("code_challenge", PKCEPair().challenge), ("code_challenge_method", "S256"),
-        ]))
+        let start = try browser.get(
+            startTarget([
+                ("client_id", fixture.developmentKey), ("redirect_uri", "http://127.0.0.1:5000/cb"), ("state", "keep me"),
+                ("code_challenge", PKCEPair().challenge), ("code_challenge_method", "S256"),
+            ]))
         let page = try browser.get(try #require(start.header("location")))
-        let posted = try browser.postForm("/v1/auth/zevid/signin", [
-            ("request", try #require(hiddenField("request", in: page.text))), ("csrf", try #require(hiddenField("csrf", in: page.text))),
-            ("email", fixture.email), ("password", fixture.password),
-        ])
+        let posted = try browser.postForm(
+            "/v1/auth/zevid/signin",
+            [
+                ("request", try #require(hiddenField("request", in: page.text))),
+                ("csrf", try #require(hiddenField("csrf", in: page.text))),
+                ("email", fixture.email), ("password", fixture.password),
+            ])
         let consent = try browser.get(try #require(posted.header("location")))
-        let denied = try browser.postForm("/v1/auth/zevid/consent", [
-            ("request", try #require(hiddenField("request", in: consent.text))), ("csrf", try #require(hiddenField("csrf", in: consent.text))),
-            ("decision", "deny"),
-        ])
+        let denied = try browser.postForm(
+            "/v1/auth/zevid/consent",
+            [
+                ("request", try #require(hiddenField("request", in: consent.text))),
+                ("csrf", try #require(hiddenField("csrf", in: consent.text))),
+                ("decision", "deny"),
+            ])
         #expect(denied.status == 303)
         let query = queryItems(of: try #require(denied.header("location")))
         #expect(query["error"] == "access_denied")

@@ -13,7 +13,10 @@ import ZevAuthTesting
             server = try TestServer()
             fixture = try Fixture.make(
                 store: server.store,
-                development: ["http://127.0.0.1/cb", "com.acme.app:/callback", "https://acme-\(UUID().uuidString.prefix(8).lowercased()).example.com/app/cb"],
+                development: [
+                    "http://127.0.0.1/cb", "com.acme.app:/callback",
+                    "https://acme-\(UUID().uuidString.prefix(8).lowercased()).example.com/app/cb",
+                ],
                 production: ["http://127.0.0.1/cb", "com.acme.app:/callback", "https://unverified.example.org/cb"])
         }
 
@@ -22,8 +25,10 @@ import ZevAuthTesting
         }
 
         func valid(clientID: String? = nil, redirect: String = "http://127.0.0.1:5000/cb", state: String = "st") -> [(String, String)] {
-            [("client_id", clientID ?? fixture.developmentKey), ("redirect_uri", redirect), ("state", state),
-             ("code_challenge", PKCEPair().challenge), ("code_challenge_method", "S256")]
+            [
+                ("client_id", clientID ?? fixture.developmentKey), ("redirect_uri", redirect), ("state", state),
+                ("code_challenge", PKCEPair().challenge), ("code_challenge_method", "S256"),
+            ]
         }
     }
 
@@ -51,7 +56,9 @@ import ZevAuthTesting
         expectShown(try setup.start(Self.without(valid, "state")), 400, "invalid_state")
         expectShown(try setup.start(Self.replacing(valid, "state", "")), 400, "invalid_state")
         // A bad redirect beats a bad state; a duplicate beats everything.
-        expectShown(try setup.start(Self.replacing(Self.without(valid, "state"), "redirect_uri", "http://127.0.0.1:1/x")), 400, "redirect_uri_mismatch")
+        expectShown(
+            try setup.start(Self.replacing(Self.without(valid, "state"), "redirect_uri", "http://127.0.0.1:1/x")), 400,
+            "redirect_uri_mismatch")
         expectShown(try setup.start(Self.without(valid, "client_id") + [("state", "x")]), 400, "invalid_request")
     }
 
@@ -60,7 +67,8 @@ import ZevAuthTesting
         let key = setup.fixture.productionKey
         expectShown(try setup.start(setup.valid(clientID: key, redirect: "com.acme.app:/callback")), 403, "custom_scheme_not_allowed")
         expectShown(try setup.start(setup.valid(clientID: key, redirect: "http://127.0.0.1:5000/cb")), 403, "loopback_redirect_not_allowed")
-        expectShown(try setup.start(setup.valid(clientID: key, redirect: "https://unverified.example.org/cb")), 403, "native_redirect_not_verified")
+        expectShown(
+            try setup.start(setup.valid(clientID: key, redirect: "https://unverified.example.org/cb")), 403, "native_redirect_not_verified")
     }
 
     @Test func shownErrorsRenderAPageWithoutAcceptJSON() throws {
@@ -71,16 +79,17 @@ import ZevAuthTesting
         #expect(page.text.contains("invalid_client"))
     }
 
-    @Test(arguments: [
-        ("code_challenge", nil, "pkce_required"),
-        ("code_challenge", "", "pkce_required"),
-        ("code_challenge_method", nil, "pkce_method_unsupported"),
-        ("code_challenge_method", "plain", "pkce_method_unsupported"),
-        ("code_challenge_method", "s256", "pkce_method_unsupported"),
-        ("code_challenge", "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cN", "invalid_code_challenge"),
-        ("code_challenge", "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM=", "invalid_code_challenge"),
-        ("code_challenge", "short", "invalid_code_challenge"),
-    ] as [(String, String?, String)])
+    @Test(
+        arguments: [
+            ("code_challenge", nil, "pkce_required"),
+            ("code_challenge", "", "pkce_required"),
+            ("code_challenge_method", nil, "pkce_method_unsupported"),
+            ("code_challenge_method", "plain", "pkce_method_unsupported"),
+            ("code_challenge_method", "s256", "pkce_method_unsupported"),
+            ("code_challenge", "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cN", "invalid_code_challenge"),
+            ("code_challenge", "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM=", "invalid_code_challenge"),
+            ("code_challenge", "short", "invalid_code_challenge"),
+        ] as [(String, String?, String)])
     func redirectedPKCEErrorsCarryStateAndIssuer(name: String, value: String?, error: String) throws {
         let setup = try Setup()
         let base = setup.valid(state: "keep this")
@@ -98,7 +107,8 @@ import ZevAuthTesting
 
     @Test func theStandardEndpointRedirectsRFCCodesWithTheProductCodeFirstInTheDescription() throws {
         let setup = try Setup()
-        let response = try setup.start(Self.without(setup.valid(), "code_challenge") + [("response_type", "code")], path: "/oauth2/authorize")
+        let response = try setup.start(
+            Self.without(setup.valid(), "code_challenge") + [("response_type", "code")], path: "/oauth2/authorize")
         let query = queryItems(of: try #require(response.header("location")))
         #expect(query["error"] == "invalid_request")
         #expect(query["error_description"]?.hasPrefix("pkce_required") == true)
@@ -115,18 +125,20 @@ import ZevAuthTesting
         #expect(response.text.contains("com.acme.app:/callback?error=pkce_required"))
     }
 
-    @Test(arguments: [
-        ("a b&c=d+e%f#g", "a%20b%26c%3Dd%2Be%25f%23g"),
-        ("héllo wörld ☃ 🚀", nil),
-        ("x", nil),
-        (String(repeating: "é", count: 512), nil),
-    ] as [(String, String?)])
+    @Test(
+        arguments: [
+            ("a b&c=d+e%f#g", "a%20b%26c%3Dd%2Be%25f%23g"),
+            ("héllo wörld ☃ 🚀", nil),
+            ("x", nil),
+            (String(repeating: "é", count: 512), nil),
+        ] as [(String, String?)])
     func stateComesBackByteForByte(state: String, encoded: String?) throws {
         let setup = try Setup()
         let server = setup.server
         let driver = SignInDriver(server: server, browser: server.browser())
-        let result = try driver.run(clientID: setup.fixture.developmentKey, redirectURI: "http://127.0.0.1:5000/cb", state: state,
-                                    pkce: PKCEPair(), email: setup.fixture.email, password: setup.fixture.password)
+        let result = try driver.run(
+            clientID: setup.fixture.developmentKey, redirectURI: "http://127.0.0.1:5000/cb", state: state,
+            pkce: PKCEPair(), email: setup.fixture.email, password: setup.fixture.password)
         #expect(result.query["state"] == state)
         if let encoded { #expect(result.location.contains("state=\(encoded)&")) }
     }

@@ -28,12 +28,16 @@ public struct SignInDriver {
 
     /// Start → sign-in (when asked) → consent (allow) → the 303 to the redirect URI.
     /// - Parameter signInExpected: when false, the test asserts the password page was skipped.
-    public func run(clientID: String, redirectURI: String, state: String, pkce: PKCEPair, email: String, password: String,
-                    extra: [(String, String)] = [], passwordPageSeen: UnsafeMutablePointer<Bool>? = nil) throws -> Result {
-        let start = try browser.get(startTarget([
-            ("client_id", clientID), ("redirect_uri", redirectURI), ("state", state),
-            ("code_challenge", pkce.challenge), ("code_challenge_method", "S256"),
-        ] + extra))
+    public func run(
+        clientID: String, redirectURI: String, state: String, pkce: PKCEPair, email: String, password: String,
+        extra: [(String, String)] = [], passwordPageSeen: UnsafeMutablePointer<Bool>? = nil
+    ) throws -> Result {
+        let start = try browser.get(
+            startTarget(
+                [
+                    ("client_id", clientID), ("redirect_uri", redirectURI), ("state", state),
+                    ("code_challenge", pkce.challenge), ("code_challenge_method", "S256"),
+                ] + extra))
         guard start.status == 303, var next = start.header("location") else {
             throw Failure.unexpected(step: "start", status: start.status, body: start.text)
         }
@@ -41,17 +45,21 @@ public struct SignInDriver {
         if next.hasPrefix("/v1/auth/zevid/signin") {
             passwordPageSeen?.pointee = true
             let page = try browser.get(next)
-            guard page.status == 200, let csrf = hiddenField("csrf", in: page.text), let request = hiddenField("request", in: page.text) else {
+            guard page.status == 200, let csrf = hiddenField("csrf", in: page.text), let request = hiddenField("request", in: page.text)
+            else {
                 throw Failure.unexpected(step: "sign-in page", status: page.status, body: page.text)
             }
-            let posted = try browser.postForm("/v1/auth/zevid/signin", [("request", request), ("csrf", csrf), ("email", email), ("password", password)])
+            let posted = try browser.postForm(
+                "/v1/auth/zevid/signin", [("request", request), ("csrf", csrf), ("email", email), ("password", password)])
             guard posted.status == 303, let location = posted.header("location") else {
                 throw Failure.unexpected(step: "sign-in post", status: posted.status, body: posted.text)
             }
             next = location
         }
         let consent = try browser.get(next)
-        guard consent.status == 200, let csrf = hiddenField("csrf", in: consent.text), let request = hiddenField("request", in: consent.text) else {
+        guard consent.status == 200, let csrf = hiddenField("csrf", in: consent.text),
+            let request = hiddenField("request", in: consent.text)
+        else {
             throw Failure.unexpected(step: "consent page", status: consent.status, body: consent.text)
         }
         let allowed = try browser.postForm("/v1/auth/zevid/consent", [("request", request), ("csrf", csrf), ("decision", "allow")])

@@ -52,19 +52,22 @@ public final class TestServer: @unchecked Sendable {
     /// - Parameter clock: a manual clock, or nil for the system clock.
     public init(clock: ManualClock? = nil, issuer: String? = nil) throws {
         let log = CapturingLog()
-        var configuration = ServerConfiguration(databaseURL: TestDatabase.url, issuer: "http://127.0.0.1:0", operatorToken: Self.operatorToken)
+        var configuration = ServerConfiguration(
+            databaseURL: TestDatabase.url, issuer: "http://127.0.0.1:0", operatorToken: Self.operatorToken)
         configuration.listenPort = 0
         var http = HTTPServerConfiguration()
         http.port = 0
         http.threadPoolSize = 8
         // The issuer names the port, which is known only after binding: build the context afterwards.
-        let placeholder = ServerContext(configuration: configuration, store: PostgresStore(pool: TestDatabase.pool),
-                                        clock: clock ?? SystemClock(), passwordHasher: testPasswordHasher, log: log)
+        let placeholder = ServerContext(
+            configuration: configuration, store: PostgresStore(pool: TestDatabase.pool),
+            clock: clock ?? SystemClock(), passwordHasher: testPasswordHasher, log: log)
         let box = HandlerBox()
         let server = try HTTPServer(configuration: http, handler: box)
         configuration.issuer = issuer ?? "http://127.0.0.1:\(server.port)"
-        let context = ServerContext(configuration: configuration, store: placeholder.store, clock: placeholder.clock,
-                                    passwordHasher: testPasswordHasher, log: log)
+        let context = ServerContext(
+            configuration: configuration, store: placeholder.store, clock: placeholder.clock,
+            passwordHasher: testPasswordHasher, log: log)
         let app = ZevAuthApp(context: context)
         box.set(app)
         self.context = context
@@ -107,8 +110,10 @@ public struct Fixture: Sendable {
 
     /// Creates a project named `name` with both environments, an account with a unique email, and the
     /// given development and production callbacks (link callbacks' domains are marked verified).
-    public static func make(store: PostgresStore, name: String = "Acme", development: [String] = ["http://127.0.0.1/cb", "com.acme.app:/callback"],
-                            production: [String] = [], verifiedDomains: [String] = []) throws -> Fixture {
+    public static func make(
+        store: PostgresStore, name: String = "Acme", development: [String] = ["http://127.0.0.1/cb", "com.acme.app:/callback"],
+        production: [String] = [], verifiedDomains: [String] = []
+    ) throws -> Fixture {
         let now = Date()
         let dev = try AdminKeys.mint(publishable: "pk_test_", secret: "sk_test_")
         let prod = try AdminKeys.mint(publishable: "pk_live_", secret: "sk_live_")
@@ -126,20 +131,25 @@ public struct Fixture: Sendable {
         }
         let email = "person-\(UUID().uuidString.lowercased())@example.com"
         let password = "correct horse \(UUID().uuidString.prefix(8))"
-        let user = try store.createUser(email: email, emailNormalized: email, name: "Pat Person",
-                                        passwordHash: try testPasswordHasher.hash(password), now: now)
+        let user = try store.createUser(
+            email: email, emailNormalized: email, name: "Pat Person",
+            passwordHash: try testPasswordHasher.hash(password), now: now)
         for secret in [email, password, dev.secret, prod.secret] { SuiteCapture.secret(secret) }
-        return Fixture(projectID: projectID, developmentKey: dev.keys.publishableKey, developmentSecret: dev.secret,
-                       productionKey: prod.keys.publishableKey, productionSecret: prod.secret,
-                       email: email, password: password, userID: user.id)
+        return Fixture(
+            projectID: projectID, developmentKey: dev.keys.publishableKey, developmentSecret: dev.secret,
+            productionKey: prod.keys.publishableKey, productionSecret: prod.secret,
+            email: email, password: password, userID: user.id)
     }
 }
 
 enum AdminKeys {
     static func mint(publishable: String, secret: String) throws -> (keys: PostgresStore.NewEnvironmentKeys, secret: String) {
         let secretKey = try Crypto.mintToken(prefix: secret)
-        return (PostgresStore.NewEnvironmentKeys(publishableKey: try Crypto.mintToken(prefix: publishable),
-                                                 secretKeyHash: Crypto.hexSHA256(secretKey), secretKeySuffix: String(secretKey.suffix(4))), secretKey)
+        return (
+            PostgresStore.NewEnvironmentKeys(
+                publishableKey: try Crypto.mintToken(prefix: publishable),
+                secretKeyHash: Crypto.hexSHA256(secretKey), secretKeySuffix: String(secretKey.suffix(4))), secretKey
+        )
     }
 }
 
