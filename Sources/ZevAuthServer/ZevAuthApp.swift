@@ -38,51 +38,15 @@ public struct ZevAuthApp: HTTPHandler {
     public let context: ServerContext
     private let router: Router
 
-    /// Builds the routes.
+    /// Builds the routes: each area registers its own (`Routes+*.swift`).
     public init(context: ServerContext) {
         self.context = context
-        let signIn = SignInFlow(context: context)
-        let exchange = ExchangeHandler(context: context)
-        let admin = AdminHandlers(context: context)
-        let sessions = SessionHandlers(context: context)
-        var router = Router()
-        func route(_ method: String, _ pattern: String, _ body: @escaping @Sendable (HTTPRequest, [String: String]) throws -> HTTPResponse)
-        {
-            router.add(method, pattern) { request, parameters in
-                ZevAuthApp.funnel(context.log) { try body(request, parameters) }
-            }
-        }
-        route("GET", "/healthz") { _, _ in Wire.json(status: 200, ["status": "ok"]) }
-        route("GET", "/readyz") { _, _ in
-            context.store.isReady()
-                ? Wire.json(status: 200, ["status": "ready"])
-                : Wire.json(status: 503, ["status": "unavailable", "error": "temporarily_unavailable"])
-        }
-        route("GET", Pages.stylesheetPath) { _, _ in
-            HTTPResponse(
-                status: 200,
-                headers: HTTPHeaders([("Content-Type", "text/css; charset=utf-8"), ("Cache-Control", "public, max-age=3600")]),
-                body: Array(Pages.stylesheet.utf8))
-        }
-        route("GET", "/v1/auth/zevid/start") { request, _ in try signIn.start(request, standardEndpoint: false) }
-        route("GET", "/oauth2/authorize") { request, _ in try signIn.start(request, standardEndpoint: true) }
-        route("GET", "/v1/auth/zevid/signin") { request, _ in try signIn.signInPage(request) }
-        route("POST", "/v1/auth/zevid/signin") { request, _ in try signIn.signIn(request) }
-        route("GET", "/v1/auth/zevid/consent") { request, _ in try signIn.consentPage(request) }
-        route("POST", "/v1/auth/zevid/consent") { request, _ in try signIn.consent(request) }
-        route("POST", "/v1/auth/handoff/exchange") { request, _ in try exchange.handle(request) }
-        route("GET", "/v1/auth/session") { request, _ in try sessions.current(request) }
-        route("POST", "/v1/admin/projects") { request, _ in try admin.createProject(request) }
-        route("POST", "/v1/admin/users") { request, _ in try admin.createUser(request) }
-        route("POST", "/v1/admin/callbacks") { request, _ in try admin.addCallback(request) }
-        route("GET", "/v1/admin/callbacks") { request, _ in try admin.listCallbacks(request) }
-        route("DELETE", "/v1/admin/callbacks/{id}") { request, parameters in try admin.deleteCallback(request, id: parameters["id"] ?? "") }
-        route("POST", "/v1/admin/domains") { request, _ in try admin.addDomain(request) }
-        route("GET", "/v1/admin/domains") { request, _ in try admin.listDomains(request) }
-        route("POST", "/v1/admin/domains/{domain}/verify") { request, parameters in
-            try admin.verifyDomain(request, domain: parameters["domain"] ?? "")
-        }
-        self.router = router
+        var routes = Routes(context: context)
+        routes.registerRoundTrip()
+        routes.registerAssociation()
+        routes.registerSessions()
+        routes.registerAccounts()
+        self.router = routes.router
     }
 
     /// The registered routes (method, pattern), for the OpenAPI consistency test.
