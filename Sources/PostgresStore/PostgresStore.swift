@@ -256,12 +256,16 @@ public final class PostgresStore: Sendable {
             """, [publishableKey])
         guard let first = result.first else { return nil }
         let environment = try Self.environment(from: first)
+        let facts = try appFacts(environmentID: environment.id)
         var registered: [RegisteredRedirect] = []
         for row in result.rows {
             guard let raw = row["uri"], case .success(let uri) = RedirectURI.parse(raw) else { continue }
+            let domainVerified = (row["link_verified"] ?? "f") == "t"
             registered.append(
                 RegisteredRedirect(
-                    uri: uri, productionCustomSchemeAllowed: false, linkVerified: (row["link_verified"] ?? "f") == "t"))
+                    uri: uri, productionCustomSchemeAllowed: facts.customSchemes.contains(uri.scheme),
+                    linkVerified: environment.kind == "production"
+                        ? domainVerified && facts.verifiesLink(uri) : domainVerified))
         }
         let client = ClientEnvironment(
             environmentID: environment.id, kind: environment.kind == "production" ? .production : .development,

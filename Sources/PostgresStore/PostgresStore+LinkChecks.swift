@@ -1,0 +1,239 @@
+import Foundation
+import Postgres
+
+/// Association checks: each app's link state, the history of every check, and the per-domain schedule
+/// whose leases keep several instances from checking one domain at once (PRODUCT.md, "Mobile apps and
+/// association files": checked when an app is added, when asked, and at least once a day).
+extension PostgresStore {
+    // MARK: Link states
+
+    static func problems(fromJSON text: String?) -> [LinkProblemRecord] {
+        guard let text, let array = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [[String: Any]] else { return [] }
+        return array.compactMap { item in
+            guard let code = item["code"] as? String, let message = item["message"] as? String else { return nil }
+            return LinkProblemRecord(code: code, message: message, blocking: item["blocking"] as? Bool ?? true)
+        }
+    }
+
+    static func json(_ problems: [LinkProblemRecord]) -> String {
+        jsonText(problems.map { ["code": $0.code, "message": $0.message, "blocking": $0.blocking] as [String: Any] })
+    }
+
+    static func jsonText(_ value: Any) -> String {
+        let data = (try? JSONSerialization.data(withJSONObject: value, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data("[]".utf8)
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    private static func linkState(from row: PostgresRow) throws -> LinkStateRecord {
+        let paths = (try? JSONSerialization.jsonObject(with: Data((row["covered_paths"] ?? "[]").utf8))) as? [String] ?? []
+        return LinkStateRecord(
+            appID: try row.string("app_id"), domain: try row.string("domain"), status: try row.string("status"),
+            checkedAt: try row.optionalDate("checked_at"), nextCheckAt: try row.optionalDate("next_check_at"),
+            problems: problems(fromJSON: row["problems"]), coveredPaths: paths)
+    }
+
+    private static let linkStateColumns =
+        "app_id, domain, status, checked_at, next_check_at, problems::text AS problems, array_to_json(covered_paths)::text AS covered_paths"
+
+    /// The link states of these apps, by app id, each list ordered by domain.
+    public func linkStates(appIDs: [String]) throws -> [String: [LinkStateRecord]] {
+        let ids = appIDs.filter { UUID(uuidString: $0) != nil }
+        guard !ids.isEmpty else { return [:] }
+        let rows = try pool.query(
+            """
+            SELECT \(Self.linkStateColumns) FROM app_link_states
+            WHERE app_id = ANY(ARRAY(SELECT jsonb_array_elements_text($1::jsonb))::uuid[]) ORDER BY domain
+            """, [Self.jsonText(ids)]
+        ).rows
+        var result: [String: [LinkStateRecord]] = [:]
+        for row in rows {
+            let state = try Self.linkState(from: row)
+            result[state.appID, default: []].append(state)
+        }
+        return result
+    }
+
+    /// The current link states on one domain, by app id.
+    public func linkStates(domain: String) throws -> [String: LinkStateRecord] {
+        var result: [String: LinkStateRecord] = [:]
+        for row in try pool.query("SELECT \(Self.linkStateColumns) FROM app_link_states WHERE domain = $1", [domain]).rows {
+            let state = try Self.linkState(from: row)
+            result[state.appID] = state
+        }
+        return result
+    }
+
+    /// The platforms (`ios`, `android`) for which this environment has an app verified on some domain:
+    /// the consent page names the device only then.
+    public func verifiedPlatforms(environmentID: String) throws -> Set<String> {
+        Set(
+            try pool.query(
+                """
+                SELECT DISTINCT a.platform FROM mobile_apps a JOIN app_link_states s ON s.app_id = a.id
+                WHERE a.environment_id = $1 AND s.status = 'verified'
+                """, [environmentID]
+            ).rows.map { try $0.string("platform") })
+    }
+
+    // MARK: Recording a check
+
+    /// The outcome of checking one domain, ready to store.
+    public struct CheckRecord: Sendable {
+        public let domain: String
+        public let checkedAt: Date
+        public let aasaStatus: Int?
+        public let assetlinksStatus: Int?
+        /// Whether a fetch failed transiently (timeout, DNS, 5xx, refused connection).
+        public let transient: Bool
+        /// The new state of every app judged on this domain.
+        public let states: [LinkStateRecord]
+        public let nextCheckAt: Date
+        public let consecutiveTransientFailures: Int
+        /// The scheduler instance whose lease this check ran under, or nil for an on-demand check.
+        public let leaseOwner: String?
+
+        /// Creates a check record.
+        public init(
+            domain: String, checkedAt: Date, aasaStatus: Int?, assetlinksStatus: Int?, transient: Bool, states: [LinkStateRecord],
+            nextCheckAt: Date, consecutiveTransientFailures: Int, leaseOwner: String?
+        ) {
+            self.domain = domain
+            self.checkedAt = checkedAt
+            self.aasaStatus = aasaStatus
+            self.assetlinksStatus = assetlinksStatus
+            self.transient = transient
+            self.states = states
+            self.nextCheckAt = nextCheckAt
+            self.consecutiveTransientFailures = consecutiveTransientFailures
+            self.leaseOwner = leaseOwner
+        }
+    }
+
+    /// Stores one check in one transaction: a history row, each app's new state on the domain (states of
+    /// apps no longer judged there are removed), and the domain's schedule (the lease is released when
+    /// `leaseOwner` holds it).
+    public func recordCheck(_ check: CheckRecord) throws {
+        var results: [String: Any] = [:]
+        for state in check.states {
+            results[state.appID] = [
+                "status": state.status,
+                "problems": state.problems.map { ["code": $0.code, "message": $0.message, "blocking": $0.blocking] as [String: Any] },
+                "coveredPaths": state.coveredPaths,
+            ] as [String: Any]
+        }
+        let now = SQLTime.parameter(check.checkedAt)
+        try pool.transaction { connection in
+            try connection.query(
+                """
+                INSERT INTO association_checks (domain, checked_at, aasa_status, assetlinks_status, transient, results)
+                VALUES ($1, to_timestamp($2::float8), $3, $4, $5, $6::jsonb)
+                """,
+                [
+                    check.domain, now, check.aasaStatus.map(String.init), check.assetlinksStatus.map(String.init),
+                    check.transient ? "true" : "false", Self.jsonText(results),
+                ])
+            for state in check.states {
+                try connection.query(
+                    """
+                    INSERT INTO app_link_states (app_id, domain, status, checked_at, next_check_at, problems, covered_paths)
+                    SELECT $1, $2, $3, to_timestamp($4::float8), to_timestamp($5::float8), $6::jsonb,
+                           ARRAY(SELECT jsonb_array_elements_text($7::jsonb))
+                    WHERE EXISTS (SELECT 1 FROM mobile_apps WHERE id = $1)
+                    ON CONFLICT (app_id, domain) DO UPDATE SET status = EXCLUDED.status, checked_at = EXCLUDED.checked_at,
+                        next_check_at = EXCLUDED.next_check_at, problems = EXCLUDED.problems,
+                        covered_paths = EXCLUDED.covered_paths
+                    """,
+                    [
+                        state.appID, check.domain, state.status, now, SQLTime.parameter(check.nextCheckAt), Self.json(state.problems),
+                        Self.jsonText(state.coveredPaths),
+                    ])
+            }
+            try connection.query(
+                """
+                DELETE FROM app_link_states
+                WHERE domain = $1 AND NOT (app_id = ANY(ARRAY(SELECT jsonb_array_elements_text($2::jsonb))::uuid[]))
+                """, [check.domain, Self.jsonText(check.states.map(\.appID))])
+            try connection.query(
+                """
+                INSERT INTO link_domain_schedule (domain, next_check_at, last_checked_at, consecutive_transient_failures)
+                VALUES ($1, to_timestamp($2::float8), to_timestamp($3::float8), $4)
+                ON CONFLICT (domain) DO UPDATE SET next_check_at = EXCLUDED.next_check_at,
+                    last_checked_at = EXCLUDED.last_checked_at,
+                    consecutive_transient_failures = EXCLUDED.consecutive_transient_failures,
+                    lease_owner = CASE WHEN link_domain_schedule.lease_owner = $5 THEN NULL ELSE link_domain_schedule.lease_owner END,
+                    lease_expires_at = CASE WHEN link_domain_schedule.lease_owner = $5 THEN NULL
+                                            ELSE link_domain_schedule.lease_expires_at END
+                """,
+                [
+                    check.domain, SQLTime.parameter(check.nextCheckAt), now, String(check.consecutiveTransientFailures),
+                    check.leaseOwner,
+                ])
+        }
+    }
+
+    /// The number of consecutive transient failures recorded for a domain (0 when never checked).
+    public func consecutiveTransientFailures(domain: String) throws -> Int {
+        try pool.query("SELECT consecutive_transient_failures FROM link_domain_schedule WHERE domain = $1", [domain]).first
+            .map { try $0.int("consecutive_transient_failures") } ?? 0
+    }
+
+    /// The history of a domain's checks, newest first: `(checkedAt, results JSON text)`.
+    public func checkHistory(domain: String, limit: Int) throws -> [(checkedAt: Date, results: String)] {
+        try pool.query(
+            "SELECT checked_at, results::text AS results FROM association_checks WHERE domain = $1 ORDER BY checked_at DESC LIMIT $2",
+            [domain, String(limit)]
+        ).rows.map { (try $0.date("checked_at"), try $0.string("results")) }
+    }
+
+    // MARK: Schedule
+
+    /// Puts every link domain that has apps to judge on the schedule (due now when new), and makes a
+    /// scheduled domain due now when a link callback or an app was added there since its last check.
+    public func syncSchedule(now: Date) throws {
+        let host = Self.linkHostSQL
+        try pool.query(
+            """
+            INSERT INTO link_domain_schedule (domain, next_check_at)
+            SELECT DISTINCT \(host), to_timestamp($1::float8) FROM callbacks c
+            JOIN mobile_apps a ON a.environment_id = c.environment_id WHERE c.kind = 'link'
+            ON CONFLICT (domain) DO NOTHING
+            """, [SQLTime.parameter(now)])
+        try pool.query(
+            """
+            UPDATE link_domain_schedule s SET next_check_at = to_timestamp($1::float8)
+            WHERE s.next_check_at > to_timestamp($1::float8) AND s.last_checked_at IS NOT NULL AND EXISTS (
+                SELECT 1 FROM callbacks c JOIN mobile_apps a ON a.environment_id = c.environment_id
+                WHERE c.kind = 'link' AND \(host) = s.domain
+                  AND (c.created_at > s.last_checked_at OR a.created_at > s.last_checked_at))
+            """, [SQLTime.parameter(now)])
+    }
+
+    /// Claims up to `limit` domains due at `now` for `owner`, in one statement: `FOR UPDATE SKIP LOCKED`
+    /// skips rows another instance is claiming, and the lease (`owner`, `leaseSeconds`) keeps them from
+    /// claiming what this one holds until it records its check or the lease expires.
+    public func claimDueDomains(owner: String, now: Date, leaseSeconds: Double, limit: Int) throws -> [DomainScheduleRecord] {
+        try pool.query(
+            """
+            UPDATE link_domain_schedule s SET lease_owner = $1, lease_expires_at = to_timestamp($3::float8)
+            FROM (SELECT domain FROM link_domain_schedule
+                  WHERE next_check_at <= to_timestamp($2::float8)
+                    AND (lease_expires_at IS NULL OR lease_expires_at <= to_timestamp($2::float8))
+                  ORDER BY next_check_at, domain LIMIT $4
+                  FOR UPDATE SKIP LOCKED) due
+            WHERE s.domain = due.domain
+            RETURNING s.domain, s.consecutive_transient_failures
+            """, [owner, SQLTime.parameter(now), SQLTime.parameter(now.addingTimeInterval(leaseSeconds)), String(limit)]
+        ).rows.map {
+            DomainScheduleRecord(domain: try $0.string("domain"), consecutiveTransientFailures: try $0.int("consecutive_transient_failures"))
+        }
+    }
+
+    /// Releases a lease without a check (a domain with nothing left to judge), moving it to `nextCheckAt`.
+    public func releaseLease(domain: String, owner: String, nextCheckAt: Date) throws {
+        try pool.query(
+            """
+            UPDATE link_domain_schedule SET lease_owner = NULL, lease_expires_at = NULL, next_check_at = to_timestamp($3::float8)
+            WHERE domain = $1 AND lease_owner = $2
+            """, [domain, owner, SQLTime.parameter(nextCheckAt)])
+    }
+}
