@@ -220,14 +220,14 @@ struct AdminHandlers: Sendable {
         return Wire.json(status: 200, ["items": domains.map(Self.domainBody), "nextCursor": NSNull()] as [String: Any])
     }
 
-    /// `POST /v1/admin/domains/{domain}/verify`, operator only in this release, with `{"projectId"}` and
-    /// optionally `"hosted": true`: marks the domain verified (the association-file checks replace this).
+    /// `POST /v1/admin/domains/{domain}/verify`: with a secret key, fetches the token file
+    /// (`AppHandlers.verifyDomain`); with the operator token and `{"projectId"}` (optionally
+    /// `"hosted": true`), marks the domain verified.
     func verifyDomain(_ request: HTTPRequest, domain rawDomain: String) throws -> HTTPResponse {
         switch try actor(request) {
         case .none: return Self.invalidToken
-        case .environment:
-            return Wire.error(
-                .forbidden, "Domain verification by token file is not available yet; ask the operator to mark the domain verified.")
+        case .environment(let environment):
+            return try AppHandlers(context: context).verifyDomain(environment, domain: rawDomain)
         case .operator: break
         }
         guard let body = JSONObjectBody(request.body) else { return Self.badBody }

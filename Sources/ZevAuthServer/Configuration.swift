@@ -1,4 +1,5 @@
 import Encoding
+import Fetch
 import Foundation
 
 /// The server's configuration (PRODUCT.md, "Configuration the contract pins"). Every field has a documented
@@ -28,6 +29,15 @@ public struct ServerConfiguration: Sendable {
     /// Folder of `NNN_name.sql` migrations (`ZEVAUTH_SQL_DIR`; default: the `sql/` found from the working
     /// directory or the executable's location).
     public var sqlDirectory: String?
+    /// Outbound HTTPS for association and domain-token checks (`ZEVAUTH_OUTBOUND_CA_FILE`,
+    /// `ZEVAUTH_OUTBOUND_RESOLVE`, `ZEVAUTH_OUTBOUND_ALLOW_PRIVATE`, `ZEVAUTH_OUTBOUND_TIMEOUT_MS`,
+    /// `ZEVAUTH_OUTBOUND_CONNECT_TIMEOUT_MS`); defaults: system CAs, private addresses refused, 10 s / 5 s.
+    public var outbound = OutboundConfiguration()
+    /// The port association and token files are fetched from: 443. Tests only (no variable sets it),
+    /// because a test HTTPS server cannot bind 443 beside others.
+    public var outboundPort: Int = 443
+    /// Whether `serve` runs the daily association-check scheduler (`ZEVAUTH_LINK_CHECKS`, default on).
+    public var linkChecks: Bool = true
 
     public init(databaseURL: String, issuer: String, operatorToken: String) {
         self.databaseURL = databaseURL
@@ -54,6 +64,9 @@ public enum ConfigurationLoader {
         ("ZEVAUTH_OPERATOR_TOKEN", "--operator-token"), ("ZEVAUTH_ENCRYPTION_KEY", "--encryption-key"),
         ("ZEVAUTH_TRUSTED_PROXIES", "--trusted-proxies"), ("ZEVAUTH_HTTP_THREADS", "--http-threads"),
         ("ZEVAUTH_DATABASE_POOL_SIZE", "--database-pool-size"), ("ZEVAUTH_SQL_DIR", "--sql-dir"),
+        ("ZEVAUTH_OUTBOUND_CA_FILE", "--outbound-ca-file"), ("ZEVAUTH_OUTBOUND_RESOLVE", "--outbound-resolve"),
+        ("ZEVAUTH_OUTBOUND_ALLOW_PRIVATE", "--outbound-allow-private"), ("ZEVAUTH_OUTBOUND_TIMEOUT_MS", "--outbound-timeout-ms"),
+        ("ZEVAUTH_OUTBOUND_CONNECT_TIMEOUT_MS", "--outbound-connect-timeout-ms"), ("ZEVAUTH_LINK_CHECKS", "--link-checks"),
     ]
 
     /// Merges variables and flags into one `variable → value` map.
@@ -116,6 +129,18 @@ public enum ConfigurationLoader {
             try integer(values, "ZEVAUTH_DATABASE_POOL_SIZE", in: 1...200)
             ?? configuration.databasePoolSize
         configuration.sqlDirectory = values["ZEVAUTH_SQL_DIR"]
+        do {
+            configuration.outbound = try OutboundConfiguration.fromEnvironment(values.filter { $0.key.hasPrefix("ZEVAUTH_OUTBOUND_") })
+        } catch let error as OutboundConfigurationError {
+            throw ConfigurationError(key: error.key, problem: error.message)
+        }
+        if let text = values["ZEVAUTH_LINK_CHECKS"] {
+            switch text.lowercased() {
+            case "1", "true": configuration.linkChecks = true
+            case "", "0", "false": configuration.linkChecks = false
+            default: throw ConfigurationError(key: "ZEVAUTH_LINK_CHECKS", problem: "must be 1, true, 0 or false")
+            }
+        }
         return configuration
     }
 

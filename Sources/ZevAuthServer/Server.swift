@@ -54,9 +54,13 @@ public enum ServerRunner {
         http.threadPoolSize = context.configuration.httpThreads
         let server = try HTTPServer(configuration: http, handler: ZevAuthApp(context: context))
         context.log.write("listening on \(context.configuration.listenHost):\(server.port) issuer=\(context.configuration.issuer)")
+        // The daily association checks run inside the server; leases let any number of instances share them.
+        let scheduler = context.configuration.linkChecks ? LinkScheduler(context: context) : nil
+        scheduler?.start()
         onReady(server.port)
         let signal = HTTPServer.waitForTerminationSignal()
         context.log.write("signal \(signal): stopping; letting in-flight requests finish")
+        scheduler?.stop()
         server.shutdown(gracePeriodSeconds: 10)
         context.log.write("stopped")
     }

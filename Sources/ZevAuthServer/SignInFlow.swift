@@ -157,7 +157,10 @@ struct SignInFlow: Sendable {
         guard let user = try store.user(id: session.userID) else {
             return Wire.seeOther("/v1/auth/zevid/signin?request=\(pending.record.id)")
         }
-        return Pages.consent(requestID: pending.record.id, csrf: pending.csrf, appName: pending.environment.projectName, email: user.email)
+        let appName = DeviceNaming.appName(
+            project: pending.environment.projectName, request: request,
+            verifiedPlatforms: try store.verifiedPlatforms(environmentID: pending.environment.id))
+        return Pages.consent(requestID: pending.record.id, csrf: pending.csrf, appName: appName, email: user.email)
     }
 
     /// `POST /v1/auth/zevid/consent` (form: `request`, `csrf`, `decision` = `allow` | `deny`).

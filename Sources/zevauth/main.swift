@@ -9,7 +9,8 @@ let usage = """
       migrate   apply the sql/ migrations to ZEVAUTH_DATABASE_URL (idempotent)
       dev       run the demo: a private PostgreSQL under .zevauth/, migrated and seeded, on 127.0.0.1:8080
     flags: --database-url --listen --issuer --operator-token --encryption-key --trusted-proxies
-           --http-threads --database-pool-size --sql-dir
+           --http-threads --database-pool-size --sql-dir --outbound-ca-file --outbound-resolve
+           --outbound-allow-private --outbound-timeout-ms --outbound-connect-timeout-ms --link-checks
 
     """
 

@@ -1,0 +1,96 @@
+import Foundation
+import PostgresStore
+import Synchronization
+
+/// Checks every link domain at least once a day, inside the server (PRODUCT.md, "Mobile apps and
+/// association files"). A round claims the domains due at its start in one statement
+/// (`FOR UPDATE SKIP LOCKED` plus a lease naming this instance), then checks them with bounded
+/// concurrency; each check fetches a domain's files once for every app on it. Several instances on one
+/// database never check one domain at once, and a round never checks a domain twice.
+public final class LinkScheduler: Sendable {
+    let checker: AssociationChecker
+    let store: PostgresStore
+    let clock: any Clock
+    let log: any LogSink
+    /// This instance's lease owner id (random per process).
+    public let owner: String
+    /// Checks running at once.
+    public let concurrency: Int
+    /// How long a claim holds a domain: longer than two fetches at the largest timeouts.
+    public let leaseSeconds: Double
+    /// Tests share one database: a scheduler scoped to these domains claims no other. Nil: every domain.
+    let scope: [String]?
+
+    private let stopped = Mutex(false)
+    private let wake = DispatchSemaphore(value: 0)
+    private let finished = DispatchSemaphore(value: 0)
+
+    /// - Parameters:
+    ///   - context: the server's store, clock, log and outbound configuration.
+    ///   - concurrency: checks at once (default 4).
+    ///   - scope: restricts rounds to these domains (tests); nil for all.
+    public init(context: ServerContext, concurrency: Int = 4, scope: [String]? = nil) {
+        self.checker = AssociationChecker(context: context)
+        self.store = context.store
+        self.clock = context.clock
+        self.log = context.log
+        self.owner = "zevauth-\(UUID().uuidString.lowercased())"
+        self.concurrency = max(1, concurrency)
+        self.leaseSeconds = Double(context.configuration.outbound.timeoutMilliseconds) / 1000 * 4 + 60
+        self.scope = scope
+    }
+
+    /// One round: syncs the schedule, claims the domains due now, checks each once (at most
+    /// `concurrency` at a time) and waits for them.
+    /// - Returns: the domains this round checked.
+    /// - Throws: `PostgresError` from syncing or claiming; a failing check is logged, not thrown.
+    @discardableResult
+    public func runRound() throws -> [String] {
+        let now = clock.now()
+        try store.syncSchedule(now: now)
+        let claimed = try store.claimDueDomains(owner: owner, now: now, leaseSeconds: leaseSeconds, limit: 10_000, only: scope)
+        let domains = claimed.map(\.domain)
+        let next = Mutex(0)
+        let group = DispatchGroup()
+        for _ in 0..<min(concurrency, domains.count) {
+            group.enter()
+            let thread = Thread { [self] in
+                defer { group.leave() }
+                while true {
+                    let index = next.withLock { value -> Int in
+                        defer { value += 1 }
+                        return value
+                    }
+                    guard index < domains.count else { return }
+                    do {
+                        try checker.check(domain: domains[index], leaseOwner: owner)
+                    } catch {
+                        log.write("association check failed domain=\(domains[index]) error=\(String(describing: type(of: error)))")
+                    }
+                }
+            }
+            thread.start()
+        }
+        group.wait()
+        return domains
+    }
+
+    /// Runs a round every `intervalSeconds` on a background thread until `stop()`.
+    public func start(intervalSeconds: Double = 60) {
+        let thread = Thread { [self] in
+            while !stopped.withLock({ $0 }) {
+                do { try runRound() } catch { log.write("association round failed error=\(String(describing: type(of: error)))") }
+                _ = wake.wait(timeout: .now() + intervalSeconds)
+            }
+            finished.signal()
+        }
+        thread.start()
+    }
+
+    /// Stops the background loop after its current round.
+    public func stop() {
+        stopped.withLock { $0 = true }
+        wake.signal()
+        finished.wait()
+    }
+}
