@@ -49,12 +49,15 @@ public final class TestServer: @unchecked Sendable {
 
     public static let operatorToken = "zop_test_operator_token_0123456789abcdef"
 
-    /// - Parameter clock: a manual clock, or nil for the system clock.
-    public init(clock: ManualClock? = nil, issuer: String? = nil) throws {
+    /// - Parameters:
+    ///   - clock: a manual clock, or nil for the system clock.
+    ///   - configure: adjusts the configuration (outbound fetches, for example) before the app is built.
+    public init(clock: ManualClock? = nil, issuer: String? = nil, configure: (inout ServerConfiguration) -> Void = { _ in }) throws {
         let log = CapturingLog()
         var configuration = ServerConfiguration(
             databaseURL: TestDatabase.url, issuer: "http://127.0.0.1:0", operatorToken: Self.operatorToken)
         configuration.listenPort = 0
+        configure(&configuration)
         var http = HTTPServerConfiguration()
         http.port = 0
         http.threadPoolSize = 8
