@@ -55,11 +55,9 @@ struct AppHandlers: Sendable {
                 }
                 let bundle: BundleID
                 let team: TeamID
-                do {
-                    bundle = try BundleID.parse(rawBundle)
-                    team = try TeamID.parse(rawTeam)
-                } catch let problem as IdentifierProblem {
-                    return Self.invalid(problem)
+                switch (BundleID.parse(rawBundle), TeamID.parse(rawTeam)) {
+                case (.failure(let problem), _), (_, .failure(let problem)): return Self.invalid(problem)
+                case (.success(let parsedBundle), .success(let parsedTeam)): (bundle, team) = (parsedBundle, parsedTeam)
                 }
                 app = try context.store.createIOSApp(
                     environmentID: environment.id, teamID: team.value, bundleID: bundle.value, now: now)
@@ -68,15 +66,14 @@ struct AppHandlers: Sendable {
                     return AdminHandlers.invalidField("packageName", "is required (a string)")
                 }
                 let package: PackageName
+                switch PackageName.parse(rawPackage) {
+                case .failure(let problem): return Self.invalid(problem)
+                case .success(let value): package = value
+                }
                 let fingerprints: [String]
-                do {
-                    package = try PackageName.parse(rawPackage)
-                    switch try Self.fingerprints(body) {
-                    case .failure(let response): return response
-                    case .success(let value): fingerprints = value
-                    }
-                } catch let problem as IdentifierProblem {
-                    return Self.invalid(problem)
+                switch Self.fingerprints(body) {
+                case .failure(let response): return response
+                case .success(let value): fingerprints = value
                 }
                 app = try context.store.createAndroidApp(
                     environmentID: environment.id, packageName: package.value, fingerprints: fingerprints, now: now)
@@ -94,7 +91,7 @@ struct AppHandlers: Sendable {
 
     /// The `sha256CertFingerprints` field: a non-empty array of strings, parsed and de-duplicated as
     /// PRODUCT.md says (a duplicate is a 400).
-    static func fingerprints(_ body: JSONObjectBody) throws -> Result<[String], HTTPResponse> {
+    static func fingerprints(_ body: JSONObjectBody) -> Result<[String], HTTPResponse> {
         guard let raw = body.fields["sha256CertFingerprints"], !(raw is NSNull) else {
             return .failure(AdminHandlers.invalidField("sha256CertFingerprints", "is required (an array of SHA-256 fingerprints)"))
         }
@@ -104,7 +101,10 @@ struct AppHandlers: Sendable {
         guard !strings.isEmpty else {
             return .failure(AdminHandlers.invalidField("sha256CertFingerprints", "needs at least one fingerprint"))
         }
-        return .success(try Fingerprints.parse(strings).map(\.value))
+        switch Fingerprints.parse(strings) {
+        case .failure(let problem): return .failure(invalid(problem))
+        case .success(let parsed): return .success(parsed.map(\.canonical))
+        }
     }
 
     static func invalid(_ problem: IdentifierProblem) -> HTTPResponse {
@@ -194,13 +194,9 @@ struct AppHandlers: Sendable {
                 return AdminHandlers.invalidField("sha256CertFingerprints", "applies to Android apps only")
             }
             let fingerprints: [String]
-            do {
-                switch try Self.fingerprints(body) {
-                case .failure(let response): return response
-                case .success(let value): fingerprints = value
-                }
-            } catch let problem as IdentifierProblem {
-                return Self.invalid(problem)
+            switch Self.fingerprints(body) {
+            case .failure(let response): return response
+            case .success(let value): fingerprints = value
             }
             let updated: AppRecord?
             do {
@@ -308,7 +304,7 @@ struct AppHandlers: Sendable {
     /// The two files for the apps of `projects` on `domain`.
     /// - Throws: `GenerationError` when the AASA would exceed 128 KB; `PostgresError`.
     func files(projects: [String], domain: String) throws -> (aasa: [UInt8], assetLinks: [UInt8]) {
-        var ios: [(IOSApp, [String])] = []
+        var ios: [(app: IOSApp, callbackPaths: [String])] = []
         var android: [AndroidApp] = []
         for project in projects {
             for subject in try context.store.associationApps(projectID: project, domain: domain) {

@@ -209,14 +209,22 @@ struct AssociationChecker: Sendable {
         return paths
     }
 
+    /// The pure module's iOS app for a stored one (stored values passed the same parsing on the way in).
     static func iosApp(_ app: AppRecord) -> IOSApp? {
-        guard let team = app.teamID, let bundle = app.bundleID else { return nil }
-        return try? IOSApp(teamID: TeamID.parse(team), bundleID: BundleID.parse(bundle))
+        guard let team = app.teamID, let bundle = app.bundleID, case .success(let teamID) = TeamID.parse(team),
+            case .success(let bundleID) = BundleID.parse(bundle)
+        else { return nil }
+        return IOSApp(teamID: teamID, bundleID: bundleID)
     }
 
+    /// The pure module's Android app for a stored one.
     static func androidApp(_ app: AppRecord) -> AndroidApp? {
-        guard let package = app.packageName else { return nil }
-        return try? AndroidApp(
-            packageName: PackageName.parse(package), fingerprints: app.fingerprints.map { try CertificateFingerprint.parse($0) })
+        guard let package = app.packageName, case .success(let packageName) = PackageName.parse(package) else { return nil }
+        var fingerprints: [CertificateFingerprint] = []
+        for stored in app.fingerprints {
+            guard case .success(let fingerprint) = CertificateFingerprint.parse(stored, field: "sha256CertFingerprints") else { return nil }
+            fingerprints.append(fingerprint)
+        }
+        return AndroidApp(packageName: packageName, fingerprints: fingerprints)
     }
 }

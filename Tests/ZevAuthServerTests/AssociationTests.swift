@@ -172,9 +172,10 @@ import ZevAuthTesting
         let setup = try Setup(hosted: true)
         #expect(try setup.addIOS(token: setup.fixture.developmentSecret).status == 201)
         #expect(try setup.addAndroid().status == 201)
-        let ios = IOSApp(teamID: try TeamID.parse(Self.teamID), bundleID: try BundleID.parse("com.acme.app"))
+        let ios = IOSApp(teamID: try TeamID.parse(Self.teamID).get(), bundleID: try BundleID.parse("com.acme.app").get())
         let android = AndroidApp(
-            packageName: try PackageName.parse("com.acme.app"), fingerprints: [try CertificateFingerprint.parse(Self.fingerprint)])
+            packageName: try PackageName.parse("com.acme.app").get(),
+            fingerprints: [try CertificateFingerprint.parse(Self.fingerprint, field: "f").get()])
         let expectedAASA = try AssociationGenerator.appleAppSiteAssociation([(ios, ["/app/cb"])])
         let expectedAssetLinks = AssociationGenerator.assetLinks([android])
         for secret in [setup.fixture.productionSecret, setup.fixture.developmentSecret] {
