@@ -92,7 +92,9 @@ final class CurlTransfer {
         }
         // An https_proxy in the environment would send the request elsewhere and bypass the pinned address.
         try check(CCurl_easy_setopt_string(handle, CURLOPT_PROXY, ""), "CURLOPT_PROXY")
-        try check(CCurl_easy_setopt_long(handle, CURLOPT_CONNECTTIMEOUT_MS, configuration.connectTimeoutMilliseconds), "CURLOPT_CONNECTTIMEOUT_MS")
+        try check(
+            CCurl_easy_setopt_long(handle, CURLOPT_CONNECTTIMEOUT_MS, configuration.connectTimeoutMilliseconds), "CURLOPT_CONNECTTIMEOUT_MS"
+        )
         try check(CCurl_easy_setopt_long(handle, CURLOPT_TIMEOUT_MS, configuration.timeoutMilliseconds), "CURLOPT_TIMEOUT_MS")
         try check(CCurl_easy_setopt_off_t(handle, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(maxBytes)), "CURLOPT_MAXFILESIZE_LARGE")
         try check(CCurl_easy_setopt_string(handle, CURLOPT_USERAGENT, HTTPSFetcher.userAgent), "CURLOPT_USERAGENT")

@@ -1,7 +1,7 @@
 import Glibc
 
 /// A fetched HTTP response, whatever its status (a 404 or a 301 is a response, not a failure).
-public struct FetchedResponse: Sendable {
+public struct FetchedResponse: Sendable, Equatable {
     /// The HTTP status code, e.g. 200, 404, 301.
     public let status: Int
     /// The `Content-Type` header as sent (parameters included, e.g. `application/json; charset=utf-8`),
