@@ -6,8 +6,8 @@ Usage: https_server.py DIR. Creates a throwaway CA and two server certificates i
   good       TLS with the assoc.test certificate
   wrongName  TLS with the other.test certificate (same CA)
   silent     plain TCP that accepts and never answers (a TLS handshake there hangs)
-and prints one JSON line {"good", "wrongName", "silent", "ca"}. It exits when its stdin closes, so it
-never outlives the test process.
+and prints one JSON line {"good", "wrongName", "silent", "ca"}. When its stdin closes (the test process
+is gone) it removes DIR and exits, so it never outlives the tests.
 
 Paths (query parameters in brackets):
   /ok                 200 application/json {"ok":true}
@@ -24,6 +24,7 @@ Paths (query parameters in brackets):
 import http.server
 import json
 import os
+import shutil
 import socket
 import ssl
 import subprocess
@@ -158,6 +159,7 @@ def main():
     print(json.dumps({"good": good.server_address[1], "wrongName": wrong.server_address[1],
                       "silent": silent.getsockname()[1], "ca": ca}), flush=True)
     sys.stdin.read()  # returns at EOF: the test process is gone
+    shutil.rmtree(directory, ignore_errors=True)
     os._exit(0)
 
 
