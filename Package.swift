@@ -37,11 +37,14 @@ let package = Package(
             name: "ZevAuthServer",
             dependencies: [
                 "Authorize", "PKCE", "Encoding", "Crypto", "PasswordHashing", "HTTPServer", "Postgres", "PostgresStore",
+                "Association", "Fetch",
             ]),
         .executableTarget(name: "zevauth", dependencies: ["ZevAuthServer", "Postgres", "Crypto"]),
 
         // MARK: Tests
-        .target(name: "ZevAuthTesting", dependencies: ["ZevAuthServer", "Postgres", "Authorize", "Crypto"], path: "Tests/ZevAuthTesting"),
+        .target(
+            name: "ZevAuthTesting", dependencies: ["ZevAuthServer", "Postgres", "Authorize", "Crypto", "Fetch"],
+            path: "Tests/ZevAuthTesting"),
         .testTarget(name: "EncodingTests", dependencies: ["Encoding"]),
         .testTarget(name: "PKCETests", dependencies: ["PKCE", "Crypto"]),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto", "PasswordHashing"]),
@@ -52,6 +55,9 @@ let package = Package(
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "ZevAuthTesting"]),
         .testTarget(
             name: "ZevAuthServerTests",
-            dependencies: ["ZevAuthServer", "ZevAuthTesting", "Authorize", "PKCE", "Crypto", "Postgres", "Encoding"]),
+            dependencies: [
+                "ZevAuthServer", "ZevAuthTesting", "Authorize", "PKCE", "Crypto", "Postgres", "Encoding", "Association", "Fetch",
+                "HTTPServer",
+            ]),
     ]
 )

@@ -115,11 +115,12 @@ extension PostgresStore {
     public func recordCheck(_ check: CheckRecord) throws {
         var results: [String: Any] = [:]
         for state in check.states {
-            results[state.appID] = [
-                "status": state.status,
-                "problems": state.problems.map { ["code": $0.code, "message": $0.message, "blocking": $0.blocking] as [String: Any] },
-                "coveredPaths": state.coveredPaths,
-            ] as [String: Any]
+            results[state.appID] =
+                [
+                    "status": state.status,
+                    "problems": state.problems.map { ["code": $0.code, "message": $0.message, "blocking": $0.blocking] as [String: Any] },
+                    "coveredPaths": state.coveredPaths,
+                ] as [String: Any]
         }
         let now = SQLTime.parameter(check.checkedAt)
         try pool.transaction { connection in
@@ -232,7 +233,8 @@ extension PostgresStore {
                 only.map { Self.jsonText($0) },
             ]
         ).rows.map {
-            DomainScheduleRecord(domain: try $0.string("domain"), consecutiveTransientFailures: try $0.int("consecutive_transient_failures"))
+            DomainScheduleRecord(
+                domain: try $0.string("domain"), consecutiveTransientFailures: try $0.int("consecutive_transient_failures"))
         }
     }
 

@@ -1,6 +1,7 @@
 import Association
 import Authorize
 import Crypto
+import Encoding
 import Fetch
 import Foundation
 import HTTPServer
@@ -19,7 +20,7 @@ struct AppHandlers: Sendable {
         self.checker = AssociationChecker(context: context)
     }
 
-    private func environment(_ request: HTTPRequest) throws -> Result<EnvironmentRecord, HTTPResponse> {
+    private func environment(_ request: HTTPRequest) throws -> Answer<EnvironmentRecord> {
         switch try admin.actor(request) {
         case .none: return .failure(AdminHandlers.invalidToken)
         case .operator: return .failure(Wire.error(.forbidden, "Use the environment's secret key (sk_…) for this call."))
@@ -91,7 +92,7 @@ struct AppHandlers: Sendable {
 
     /// The `sha256CertFingerprints` field: a non-empty array of strings, parsed and de-duplicated as
     /// PRODUCT.md says (a duplicate is a 400).
-    static func fingerprints(_ body: JSONObjectBody) -> Result<[String], HTTPResponse> {
+    static func fingerprints(_ body: JSONObjectBody) -> Answer<[String]> {
         guard let raw = body.fields["sha256CertFingerprints"], !(raw is NSNull) else {
             return .failure(AdminHandlers.invalidField("sha256CertFingerprints", "is required (an array of SHA-256 fingerprints)"))
         }
@@ -359,12 +360,14 @@ struct AppHandlers: Sendable {
         guard !projects.isEmpty else { return notHosted }
         let generated = try files(projects: projects, domain: host)
         let body = appleFile ? generated.aasa : generated.assetLinks
-        let etag = "\"\(Crypto.hexSHA256(body))\""
+        let etag = "\"\(Crypto.sha256(body).map { String(format: "%02x", $0) }.joined())\""
         var headers = HTTPHeaders()
         headers.set("ETag", etag)
         headers.set("Cache-Control", "public, max-age=300")
         if let match = request.headers["If-None-Match"],
-            match.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == etag || $0.trimmingCharacters(in: .whitespaces) == "*" })
+            match.split(separator: ",").contains(where: {
+                $0.trimmingCharacters(in: .whitespaces) == etag || $0.trimmingCharacters(in: .whitespaces) == "*"
+            })
         {
             return HTTPResponse(status: 304, headers: headers, body: [])
         }
@@ -397,7 +400,8 @@ struct AppHandlers: Sendable {
         case .success(let response) where response.status == 200:
             let published = String(decoding: response.body, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
             if Crypto.constantTimeEquals(Crypto.sha256(Array(published.utf8)), Crypto.sha256(Array(token.utf8))) {
-                _ = try context.store.markDomainVerified(projectID: environment.projectID, domain: domain, hosted: nil, now: context.clock.now())
+                _ = try context.store.markDomainVerified(
+                    projectID: environment.projectID, domain: domain, hosted: nil, now: context.clock.now())
                 return Wire.json(status: 200, ["domain": domain, "verified": true])
             }
             problem = "\(url) does not contain this domain's verification token"
@@ -408,4 +412,10 @@ struct AppHandlers: Sendable {
         }
         return Wire.error(.invalidRequest, "domain is not verified: \(problem).")
     }
+}
+
+/// A value, or the response to answer instead.
+enum Answer<Value> {
+    case success(Value)
+    case failure(HTTPResponse)
 }

@@ -85,9 +85,11 @@ struct AssociationChecker: Sendable {
         case .failure(let failure):
             switch failure {
             case .timeout(let message):
-                return .failed(status: nil, problem: Self.problem(.timeout, "\(url): \(message) (retried before it counts)."), transient: true)
+                return .failed(
+                    status: nil, problem: Self.problem(.timeout, "\(url): \(message) (retried before it counts)."), transient: true)
             case .dnsError(let message):
-                return .failed(status: nil, problem: Self.problem(.dnsError, "\(url): \(message) (retried before it counts)."), transient: true)
+                return .failed(
+                    status: nil, problem: Self.problem(.dnsError, "\(url): \(message) (retried before it counts)."), transient: true)
             case .addressRefused(let message):
                 return .failed(status: nil, problem: Self.problem(.addressRefused, "\(url): \(message)."), transient: false)
             case .tlsError(let message):

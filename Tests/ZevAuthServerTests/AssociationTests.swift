@@ -1,5 +1,6 @@
 import Association
 import Foundation
+import HTTPServer
 import Postgres
 import Testing
 import ZevAuthServer
@@ -50,8 +51,11 @@ import ZevAuthTesting
             return try server.client.send(method, path, headers: headers, body: body)
         }
 
-        func addIOS(_ bundle: String = "com.acme.app", team: String = AssociationTests.teamID, token: String? = nil) throws -> TestResponse {
-            try call("POST", "/v1/admin/apps", token: token ?? fixture.productionSecret, json: ["platform": "ios", "bundleId": bundle, "teamId": team])
+        func addIOS(_ bundle: String = "com.acme.app", team: String = AssociationTests.teamID, token: String? = nil) throws -> TestResponse
+        {
+            try call(
+                "POST", "/v1/admin/apps", token: token ?? fixture.productionSecret,
+                json: ["platform": "ios", "bundleId": bundle, "teamId": team])
         }
 
         func addAndroid(_ package: String = "com.acme.app", fingerprints: [String] = [AssociationTests.fingerprint], token: String? = nil)
@@ -127,12 +131,14 @@ import ZevAuthTesting
         #expect(five.status == 201)
         let id = try #require(five.json["id"] as? String)
         do {
-            try TestDatabase.pool.query("INSERT INTO android_fingerprints (app_id, fingerprint, position) VALUES ($1, $2, 9)", [id, six[5]])
+            try TestDatabase.pool.query(
+                "INSERT INTO android_fingerprints (app_id, fingerprint, position) VALUES ($1, $2, 9)", [id, six[5]])
             Issue.record("a 6th fingerprint was inserted")
         } catch let error as PostgresError {
             #expect(error.constraint == "native_app_limit")
         }
-        let patched = try setup.call("PATCH", "/v1/admin/apps/\(id)", token: setup.fixture.productionSecret, json: ["sha256CertFingerprints": six])
+        let patched = try setup.call(
+            "PATCH", "/v1/admin/apps/\(id)", token: setup.fixture.productionSecret, json: ["sha256CertFingerprints": six])
         #expect(patched.json["error"] as? String == "native_app_limit")
     }
 
@@ -186,20 +192,22 @@ import ZevAuthTesting
             #expect((files.json["appleAppSiteAssociation"] as? NSDictionary) == aasa)
             #expect((files.json["assetlinks"] as? NSArray) == assetLinks)
         }
-        // Served by Host, byte for byte, with an ETag and a short cache.
-        let served = try setup.server.client.send("GET", Self.aasaPath, headers: [("Host", "\(setup.domain.uppercased()):443")])
+        // Served by Host (in process: the test client always sends its own Host), byte for byte, with an
+        // ETag and a short cache; never a redirect.
+        func get(_ path: String, _ headers: [(String, String)]) -> HTTPResponse {
+            setup.server.app.handle(HTTPRequest(method: "GET", path: path, headers: HTTPHeaders(headers)))
+        }
+        let served = get(Self.aasaPath, [("Host", "\(setup.domain.uppercased()):443")])
         #expect(served.status == 200)
         #expect(served.body == expectedAASA)
-        #expect(served.header("content-type") == "application/json")
-        #expect(served.header("cache-control") == "public, max-age=300")
-        let etag = try #require(served.header("etag"))
-        let again = try setup.server.client.send("GET", Self.aasaPath, headers: [("Host", setup.domain), ("If-None-Match", etag)])
-        #expect(again.status == 304)
-        let assetLinks = try setup.server.client.send("GET", Self.assetLinksPath, headers: [("Host", setup.domain)])
-        #expect(assetLinks.body == expectedAssetLinks)
-        let unknown = try setup.server.client.send("GET", Self.aasaPath, headers: [("Host", "unknown.example.com")])
+        #expect(served.headers["Content-Type"] == "application/json")
+        #expect(served.headers["Cache-Control"] == "public, max-age=300")
+        let etag = try #require(served.headers["ETag"])
+        #expect(get(Self.aasaPath, [("Host", setup.domain), ("If-None-Match", etag)]).status == 304)
+        #expect(get(Self.assetLinksPath, [("Host", setup.domain)]).body == expectedAssetLinks)
+        let unknown = get(Self.aasaPath, [("Host", "unknown.example.com")])
         #expect(unknown.status == 404)
-        #expect(unknown.header("location") == nil)
+        #expect(unknown.headers["Location"] == nil)
     }
 
     // MARK: Checks
@@ -252,14 +260,19 @@ import ZevAuthTesting
     @Test(arguments: Variant.allCases)
     func eachBrokenVariantReportsItsCode(variant: Variant) throws {
         let setup = try Setup()
-        let ios = variant.rawValue.hasPrefix("android") || [.packageMissing, .fingerprintMissing, .relationMissing].contains(variant) ? false : true
+        let ios =
+            variant.rawValue.hasPrefix("android") || [.packageMissing, .fingerprintMissing, .relationMissing].contains(variant)
+            ? false : true
         let created = ios ? try setup.addIOS() : try setup.addAndroid()
         let id = try #require(created.json["id"] as? String)
         let appID = "\(Self.teamID).com.acme.app"
         let path = ios ? Self.aasaPath : Self.assetLinksPath
         func json(_ value: Any) -> [UInt8] { Array((try? JSONSerialization.data(withJSONObject: value)) ?? Data()) }
         let statement: (String, [String], [String]) -> [String: Any] = { package, fingerprints, relations in
-            ["relation": relations, "target": ["namespace": "android_app", "package_name": package, "sha256_cert_fingerprints": fingerprints]]
+            [
+                "relation": relations,
+                "target": ["namespace": "android_app", "package_name": package, "sha256_cert_fingerprints": fingerprints],
+            ]
         }
         let expected: String
         switch variant {
@@ -279,7 +292,8 @@ import ZevAuthTesting
             setup.https.set(path, body: [0xEF, 0xBB, 0xBF] + Array("{\"applinks\":{\"details\":[],}}".utf8))
             expected = "not_json"
         case .appIDMissing:
-            setup.https.set(path, body: json(["applinks": ["details": [["appIDs": ["\(Self.otherTeamID).com.acme.app"], "components": [["/": "*"]]]]]]))
+            setup.https.set(
+                path, body: json(["applinks": ["details": [["appIDs": ["\(Self.otherTeamID).com.acme.app"], "components": [["/": "*"]]]]]]))
             expected = "app_id_missing"
         case .pathNotCovered:
             setup.https.set(path, body: json(["applinks": ["details": [["appIDs": [appID], "components": [["/": "/elsewhere/*"]]]]]]))
@@ -293,7 +307,8 @@ import ZevAuthTesting
                 body: json([statement("com.acme.app", [Self.fingerprint], ["delegate_permission/common.handle_all_urls"])]))
             expected = "content_type"
         case .packageMissing:
-            setup.https.set(path, body: json([statement("com.other.app", [Self.fingerprint], ["delegate_permission/common.handle_all_urls"])]))
+            setup.https.set(
+                path, body: json([statement("com.other.app", [Self.fingerprint], ["delegate_permission/common.handle_all_urls"])]))
             expected = "package_missing"
         case .fingerprintMissing:
             setup.https.set(
@@ -301,7 +316,8 @@ import ZevAuthTesting
                 body: json([statement("com.acme.app", [Self.fingerprint.lowercased()], ["delegate_permission/common.handle_all_urls"])]))
             expected = "fingerprint_missing"
         case .relationMissing:
-            setup.https.set(path, body: json([statement("com.acme.app", [Self.fingerprint], ["delegate_permission/common.get_login_creds"])]))
+            setup.https.set(
+                path, body: json([statement("com.acme.app", [Self.fingerprint], ["delegate_permission/common.get_login_creds"])]))
             expected = "relation_missing"
         }
         let link = try setup.check(id)
@@ -396,8 +412,10 @@ import ZevAuthTesting
         let requestID = try #require(hiddenField("request", in: signIn.text))
         let posted = try browser.postForm(
             "/v1/auth/zevid/signin",
-            [("request", requestID), ("csrf", hiddenField("csrf", in: signIn.text) ?? ""), ("email", setup.fixture.email),
-             ("password", setup.fixture.password)])
+            [
+                ("request", requestID), ("csrf", hiddenField("csrf", in: signIn.text) ?? ""), ("email", setup.fixture.email),
+                ("password", setup.fixture.password),
+            ])
         let consent = try browser.get(try #require(posted.header("location")), headers: [("User-Agent", iPhone)])
         #expect(consent.text.contains("Acme on iPhone"))
         let desktop = try browser.get(try #require(posted.header("location")), headers: [("User-Agent", "Mozilla/5.0 (X11; Linux x86_64)")])

@@ -1,6 +1,10 @@
 import Fetch
 import Foundation
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// A local HTTPS server for association-file tests: a throwaway CA and a certificate for `acme.test` and
 /// `*.acme.test` (made once per test process with the `openssl` CLI), and a small Python `http.server`
 /// over TLS on an ephemeral 127.0.0.1 port, whose answers a test changes per path at any time. It logs
@@ -115,7 +119,8 @@ public final class TestHTTPSServer: @unchecked Sendable {
     }
 
     deinit {
-        process.terminate()
+        // SIGKILL: a child inherits the test process's blocked signals, so SIGTERM may never arrive.
+        kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
         try? FileManager.default.removeItem(atPath: directory)
     }
