@@ -16,12 +16,14 @@ let package = Package(
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CArgon2", pkgConfig: "libargon2", providers: [.apt(["libargon2-dev"])]),
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
 
         // MARK: One Swift wrapper per C library
         .target(name: "Crypto", dependencies: ["COpenSSL", "Encoding"]),
         .target(name: "PasswordHashing", dependencies: ["CArgon2", "Crypto"]),
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"]),
         .target(name: "Postgres", dependencies: ["CLibPQ"]),
+        .target(name: "Fetch", dependencies: ["CCurl"]),
 
         // MARK: Pure domain modules
         .target(name: "Encoding"),
@@ -44,6 +46,7 @@ let package = Package(
         .testTarget(name: "CryptoTests", dependencies: ["Crypto", "PasswordHashing"]),
         .testTarget(name: "AuthorizeTests", dependencies: ["Authorize", "PKCE"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
+        .testTarget(name: "FetchTests", dependencies: ["Fetch"], exclude: ["https_server.py"]),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "ZevAuthTesting"]),
         .testTarget(
             name: "ZevAuthServerTests",

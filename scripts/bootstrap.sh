@@ -12,6 +12,8 @@ packages=(
   libcurl4-openssl-dev  # outbound HTTPS (association checks)
   postgresql-15         # the throwaway and development database server
   curl
+  openssl               # tests: the throwaway CA for the local HTTPS server (FetchTests)
+  python3               # tests: the local HTTPS server (FetchTests) and the outside client
 )
 
 missing=()

@@ -1,0 +1,119 @@
+import Glibc
+
+/// A fetched HTTP response, whatever its status (a 404 or a 301 is a response, not a failure).
+public struct FetchedResponse: Sendable, Equatable {
+    /// The HTTP status code, e.g. 200, 404, 301.
+    public let status: Int
+    /// The `Content-Type` header as sent (parameters included, e.g. `application/json; charset=utf-8`),
+    /// or `nil` when absent.
+    public let contentType: String?
+    /// The body bytes exactly as received (no content coding is requested), at most `maxBytes`.
+    public let body: [UInt8]
+    /// For a 3xx status, the absolute URL the `Location` header points to (resolved against the request
+    /// URL); `nil` otherwise. The redirect is never followed.
+    public let redirectLocation: String?
+
+    /// A response; the fetcher builds these, tests may too.
+    public init(status: Int, contentType: String?, body: [UInt8], redirectLocation: String?) {
+        self.status = status
+        self.contentType = contentType
+        self.body = body
+        self.redirectLocation = redirectLocation
+    }
+}
+
+/// Why a fetch produced no response. The strings are for an operator or a problem message: they name the
+/// host, the address and what went wrong, and never carry a secret. Maps onto PRODUCT.md's problem codes
+/// (`timeout`, `dns_error`, `address_refused`, `too_large`; TLS and connection failures are transient).
+public enum FetchFailure: Error, Sendable, Equatable {
+    /// The connect (TCP + TLS) or total timeout passed.
+    case timeout(String)
+    /// The host name does not resolve (or is not a valid host name, or is a `.invalid` name, RFC 6761 §6.4).
+    case dnsError(String)
+    /// The host resolved only to refused addresses (``AddressPolicy``); the message names each address and
+    /// why. No connection was made.
+    case addressRefused(String)
+    /// The certificate did not verify (unknown issuer, wrong name, expired) or the TLS handshake failed.
+    case tlsError(String)
+    /// The body is larger than `limit` bytes (from `Content-Length`, or counted while receiving).
+    case tooLarge(limit: Int)
+    /// Refused, reset or any other transport error; also an invalid request (bad path, port or limit).
+    case connectionFailed(String)
+}
+
+/// Fetches small HTTPS documents (association files, domain-ownership token files) from hosts named by
+/// customers, safely.
+///
+/// Each ``get(host:port:path:maxBytes:)``:
+/// 1. resolves the host itself (a matching ``OutboundConfiguration/resolve`` override, else `getaddrinfo`);
+/// 2. drops every address ``AddressPolicy`` refuses, unless ``OutboundConfiguration/allowPrivate``; when none
+///    is left, fails with ``FetchFailure/addressRefused(_:)`` before any connection;
+/// 3. pins the remaining addresses with `CURLOPT_RESOLVE`, so DNS cannot answer differently between the
+///    check and the connect (DNS rebinding);
+/// 4. runs one libcurl transfer: HTTPS only, certificate and host name verified, no redirect followed, no
+///    proxy, no cookies, no content coding, `User-Agent: ZevAuth-AssociationCheck/1`,
+///    `Accept: application/json`, the configured timeouts, and `maxBytes` enforced from `Content-Length`
+///    and while receiving.
+///
+/// The call blocks its thread for up to the name lookup plus the total timeout; run it off request threads.
+/// The name lookup (`getaddrinfo`) is not bounded by the configured timeouts.
+public final class HTTPSFetcher: Sendable {
+    /// The configuration every fetch uses.
+    public let configuration: OutboundConfiguration
+
+    /// The `User-Agent` sent with every fetch.
+    public static let userAgent = "ZevAuth-AssociationCheck/1"
+
+    /// A fetcher; initialises libcurl once per process (`curl_global_init`) on first use.
+    public init(configuration: OutboundConfiguration) {
+        self.configuration = configuration
+        _ = CurlGlobal.initialized
+    }
+
+    /// `GET https://host[:port]/path`.
+    ///
+    /// - Parameters:
+    ///   - host: a DNS host name (letters, digits, hyphens, dots; compared case-insensitively).
+    ///   - port: the TCP port, 1…65535; default 443.
+    ///   - path: the absolute path and optional query, starting with `/`, printable ASCII without spaces or `#`.
+    ///   - maxBytes: the largest body accepted, in bytes (> 0); PRODUCT.md caps the AASA at 128 KB and
+    ///     `assetlinks.json` at 1 MiB.
+    /// - Returns: the response for any HTTP status, or why there is none.
+    public func get(host: String, port: Int = 443, path: String, maxBytes: Int) -> Result<FetchedResponse, FetchFailure> {
+        let host = host.lowercased()
+        guard HostName.isValid(host) else { return .failure(.dnsError("\"\(host)\" is not a valid host name")) }
+        guard (1...65_535).contains(port) else { return .failure(.connectionFailed("invalid request: port \(port) is not 1-65535")) }
+        guard maxBytes > 0 else { return .failure(.connectionFailed("invalid request: maxBytes must be positive")) }
+        guard path.hasPrefix("/"), path.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "#") }) else {
+            return .failure(.connectionFailed("invalid request: the path must start with / and be printable ASCII without spaces or #"))
+        }
+        guard CurlGlobal.initialized else { return .failure(.connectionFailed("libcurl could not be initialised")) }
+
+        let addresses: [IPAddress]
+        switch Resolver.resolve(host: host, port: port, overrides: configuration.resolve) {
+        case .success(let resolved): addresses = resolved
+        case .failure(let failure): return .failure(failure)
+        }
+        let allowed: [IPAddress]
+        if configuration.allowPrivate {
+            allowed = addresses
+        } else {
+            allowed = addresses.filter { AddressPolicy.refusalReason($0) == nil }
+            if allowed.isEmpty {
+                let reasons = addresses.prefix(4).map { "\($0) is \(AddressPolicy.refusalReason($0) ?? "refused")" }
+                let more = addresses.count > 4 ? " (and \(addresses.count - 4) more)" : ""
+                return .failure(.addressRefused("\(host) resolves only to refused addresses: \(reasons.joined(separator: "; "))\(more)"))
+            }
+        }
+
+        let url = port == 443 ? "https://\(host)\(path)" : "https://\(host):\(port)\(path)"
+        guard let transfer = CurlTransfer(maxBytes: maxBytes) else {
+            return .failure(.connectionFailed("libcurl could not create a transfer"))
+        }
+        return transfer.perform(url: url, pin: Resolver.pinEntry(host: host, port: port, addresses: allowed), configuration: configuration)
+    }
+
+    /// libcurl's built-in CA directory (`CURLINFO_CAPATH`), which stays trusted when ``OutboundConfiguration/caFile``
+    /// adds a bundle; `nil` when this libcurl was built without one.
+    static var systemCAPath: String? { CurlTransfer.defaultCAPath() }
+}
