@@ -151,7 +151,10 @@ public enum AASAJudge {
         }
         let hasRules = listing.contains { ($0.value["components"]?.arrayValue ?? $0.value["paths"]?.arrayValue) != nil }
         if !hasRules {
-            return (.pathNotCovered, "App \(appID) is listed in \(where_), but that entry has no 'components' (or 'paths'), so no URL opens the app")
+            return (
+                .pathNotCovered,
+                "App \(appID) is listed in \(where_), but that entry has no 'components' (or 'paths'), so no URL opens the app"
+            )
         }
         return (.pathNotCovered, "The callback path \(quoted(callbackPath)) is not matched by any rule for \(appID) in \(where_)")
     }
@@ -175,8 +178,9 @@ public enum AASAJudge {
         for found in listed {
             guard let dot = found.firstIndex(of: ".") else { continue }
             let prefix = found[..<dot]
-            if found[found.index(after: dot)...] == bundle, prefix != app.teamID.value, prefix.lowercased() != app.teamID.value.lowercased() {
-                hints.append("bundle \(bundle) is listed under prefix \(quoted(String(prefix))), but the registered Team ID is \(app.teamID.value)")
+            if found[found.index(after: dot)...] == bundle, trimmed(String(prefix)).lowercased() != app.teamID.value.lowercased() {
+                hints.append(
+                    "bundle \(bundle) is listed under prefix \(quoted(String(prefix))), but the registered Team ID is \(app.teamID.value)")
                 break
             }
         }
@@ -210,7 +214,9 @@ public enum AASAJudge {
                 func flag(_ key: String) -> Bool {
                     component[key]?.boolValue ?? entryDefaults?[key]?.boolValue ?? domainDefaults?[key]?.boolValue ?? true
                 }
-                guard let matched = componentMatches(component, path: path, caseSensitive: flag("caseSensitive"), percentEncoded: flag("percentEncoded"))
+                guard
+                    let matched = componentMatches(
+                        component, path: path, caseSensitive: flag("caseSensitive"), percentEncoded: flag("percentEncoded"))
                 else { continue }
                 if matched { return component["exclude"]?.boolValue == true ? .excluded(rule: index + 1) : .covered }
             }

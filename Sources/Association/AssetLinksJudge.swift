@@ -39,7 +39,8 @@ public enum AssetLinksJudge {
         }
         let package = app.packageName.value
         guard let statements = root.arrayValue else {
-            var message = "Package \(package) is not listed: assetlinks.json must be a JSON array of statements ([…]); it is \(root.kindDescription)"
+            var message =
+                "Package \(package) is not listed: assetlinks.json must be a JSON array of statements ([…]); it is \(root.kindDescription)"
             if root["statements"] != nil {
                 message += " with a 'statements' key, which is Digital Asset Links API output, not a statement list"
             }
@@ -66,7 +67,8 @@ public enum AssetLinksJudge {
         for fingerprint in app.fingerprints where !exact.contains(fingerprint.canonical) {
             var message = "Certificate \(fingerprint.canonical) is not listed for \(package) under \(handleAllURLs)"
             if let asFound = listed.first(where: { CertificateFingerprint.normalised($0) == fingerprint.canonical }) {
-                message += ": it is present but not in canonical upper-case colon form (listed as \(quoted(asFound))), and Android compares fingerprints exactly"
+                message +=
+                    ": it is present but not in canonical upper-case colon form (listed as \(quoted(asFound))), and Android compares fingerprints exactly"
             } else {
                 message += "; builds signed with this certificate will not be verified"
             }

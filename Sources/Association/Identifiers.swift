@@ -33,12 +33,14 @@ public struct TeamID: Sendable, Hashable {
         let field = "teamId"
         let text = trimmed(raw).uppercased()
         if text.isEmpty {
-            return .failure(IdentifierProblem(field: field, message: "teamId is empty: enter the 10-character Team ID from Membership details"))
+            return .failure(
+                IdentifierProblem(field: field, message: "teamId is empty: enter the 10-character Team ID from Membership details"))
         }
         if let bad = text.unicodeScalars.first(where: { !isUpperAlnum($0) }) {
             return .failure(
                 IdentifierProblem(
-                    field: field, message: "teamId contains \(describe(bad)): a Team ID is 10 letters or digits (e.g. from Membership details)"))
+                    field: field,
+                    message: "teamId contains \(describe(bad)): a Team ID is 10 letters or digits (e.g. from Membership details)"))
         }
         guard text.unicodeScalars.count == 10 else {
             return .failure(
@@ -71,7 +73,8 @@ public struct BundleID: Sendable, Hashable {
         let text = trimmed(raw)
         let scalars = Array(text.unicodeScalars)
         if scalars.isEmpty {
-            return .failure(IdentifierProblem(field: field, message: "bundleId is empty: enter the app's bundle identifier, e.g. com.acme.app"))
+            return .failure(
+                IdentifierProblem(field: field, message: "bundleId is empty: enter the app's bundle identifier, e.g. com.acme.app"))
         }
         if let bad = scalars.first(where: { !(isAlnum($0) || $0 == "-" || $0 == ".") }) {
             return .failure(
@@ -80,7 +83,8 @@ public struct BundleID: Sendable, Hashable {
         }
         if scalars.count > maximumLength {
             return .failure(
-                IdentifierProblem(field: field, message: "bundleId is \(scalars.count) characters long: at most \(maximumLength) are allowed"))
+                IdentifierProblem(
+                    field: field, message: "bundleId is \(scalars.count) characters long: at most \(maximumLength) are allowed"))
         }
         if scalars.first == "." || scalars.last == "." {
             return .failure(IdentifierProblem(field: field, message: "bundleId starts or ends with '.'"))
@@ -147,7 +151,8 @@ public struct PackageName: Sendable, Hashable {
         if text.unicodeScalars.count > maximumLength {
             return .failure(
                 IdentifierProblem(
-                    field: field, message: "packageName is \(text.unicodeScalars.count) characters long: at most \(maximumLength) are allowed"))
+                    field: field,
+                    message: "packageName is \(text.unicodeScalars.count) characters long: at most \(maximumLength) are allowed"))
         }
         let segments = text.split(separator: ".", omittingEmptySubsequences: false)
         if segments.count < 2 {
@@ -206,7 +211,8 @@ public struct CertificateFingerprint: Sendable, Hashable {
                 return .failure(
                     IdentifierProblem(
                         field: field,
-                        message: "\(field) contains \(describe(scalar)): a fingerprint is hexadecimal digits (0-9, A-F), optionally separated by colons"
+                        message:
+                            "\(field) contains \(describe(scalar)): a fingerprint is hexadecimal digits (0-9, A-F), optionally separated by colons"
                     ))
             }
             digits.append(digit)
@@ -217,18 +223,22 @@ public struct CertificateFingerprint: Sendable, Hashable {
         if digits.count % 2 == 1 {
             return .failure(
                 IdentifierProblem(
-                    field: field, message: "\(field) has \(digits.count) hex digits, an odd number: a SHA-256 fingerprint has 64 (32 bytes)"))
+                    field: field, message: "\(field) has \(digits.count) hex digits, an odd number: a SHA-256 fingerprint has 64 (32 bytes)"
+                ))
         }
         let bytes = digits.count / 2
         switch bytes {
         case 32: break
         case 20:
-            return .failure(IdentifierProblem(field: field, message: "\(field) is 20 bytes long: that is a SHA-1 fingerprint; paste the SHA-256 one"))
+            return .failure(
+                IdentifierProblem(field: field, message: "\(field) is 20 bytes long: that is a SHA-1 fingerprint; paste the SHA-256 one"))
         case 16:
-            return .failure(IdentifierProblem(field: field, message: "\(field) is 16 bytes long: that is an MD5 fingerprint; paste the SHA-256 one"))
+            return .failure(
+                IdentifierProblem(field: field, message: "\(field) is 16 bytes long: that is an MD5 fingerprint; paste the SHA-256 one"))
         default:
             return .failure(
-                IdentifierProblem(field: field, message: "\(field) is \(bytes) bytes long: a SHA-256 fingerprint is 32 bytes (64 hex digits)"))
+                IdentifierProblem(
+                    field: field, message: "\(field) is \(bytes) bytes long: a SHA-256 fingerprint is 32 bytes (64 hex digits)"))
         }
         let hex = Array("0123456789ABCDEF")
         var pairs: [String] = []
@@ -239,10 +249,12 @@ public struct CertificateFingerprint: Sendable, Hashable {
         if canonical == googleDocumentationExample {
             return .failure(
                 IdentifierProblem(
-                    field: field, message: "\(field) is the example from Google's documentation (14:6D:E9:…:44:E5), not your certificate's fingerprint"))
+                    field: field,
+                    message: "\(field) is the example from Google's documentation (14:6D:E9:…:44:E5), not your certificate's fingerprint"))
         }
         if digits.allSatisfy({ $0 == 0 }) {
-            return .failure(IdentifierProblem(field: field, message: "\(field) is all zeros: that is a placeholder, not a certificate's fingerprint"))
+            return .failure(
+                IdentifierProblem(field: field, message: "\(field) is all zeros: that is a placeholder, not a certificate's fingerprint"))
         }
         return .success(CertificateFingerprint(canonical: canonical))
     }
@@ -271,7 +283,8 @@ public enum Fingerprints {
         if raws.isEmpty {
             return .failure(
                 IdentifierProblem(
-                    field: "sha256CertFingerprints", message: "sha256CertFingerprints is empty: list the SHA-256 fingerprint of at least one signing certificate"))
+                    field: "sha256CertFingerprints",
+                    message: "sha256CertFingerprints is empty: list the SHA-256 fingerprint of at least one signing certificate"))
         }
         var parsed: [CertificateFingerprint] = []
         var firstIndex: [String: Int] = [:]
@@ -284,7 +297,8 @@ public enum Fingerprints {
                 if let earlier = firstIndex[fingerprint.canonical] {
                     return .failure(
                         IdentifierProblem(
-                            field: field, message: "\(field) is the same certificate as sha256CertFingerprints[\(earlier)]; list each one once"))
+                            field: field,
+                            message: "\(field) is the same certificate as sha256CertFingerprints[\(earlier)]; list each one once"))
                 }
                 firstIndex[fingerprint.canonical] = index
                 parsed.append(fingerprint)

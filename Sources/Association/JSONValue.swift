@@ -175,7 +175,9 @@ extension JSONValue {
                 case UInt8(ascii: "u"):
                     guard var unit = hex4() else { return nil }
                     if (0xD800...0xDBFF).contains(unit) {
-                        guard pos + 1 < bytes.count, bytes[pos] == UInt8(ascii: "\\"), bytes[pos + 1] == UInt8(ascii: "u") else { return nil }
+                        guard pos + 1 < bytes.count, bytes[pos] == UInt8(ascii: "\\"), bytes[pos + 1] == UInt8(ascii: "u") else {
+                            return nil
+                        }
                         pos += 2
                         guard let low = hex4(), (0xDC00...0xDFFF).contains(low) else { return nil }
                         unit = 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00)
@@ -295,9 +297,11 @@ enum BodyCheck {
             return "assetlinks.json is served as \(shown); Google requires Content-Type: application/json"
         case .appleAppSiteAssociation:
             if mediaType == "application/pkcs7-mime" {
-                return "apple-app-site-association is served as signed PKCS#7 (\(shown)); signing has not been needed since iOS 9: serve plain JSON as application/json"
+                return
+                    "apple-app-site-association is served as signed PKCS#7 (\(shown)); signing has not been needed since iOS 9: serve plain JSON as application/json"
             }
-            return "apple-app-site-association is served as \(shown); serve it as application/json (Apple's requirement for unsigned files); some validators reject other types"
+            return
+                "apple-app-site-association is served as \(shown); serve it as application/json (Apple's requirement for unsigned files); some validators reject other types"
         }
     }
 
@@ -367,11 +371,12 @@ enum BodyCheck {
     }
 }
 
-/// Quotes a value from a fetched file for a message: at most 80 characters, control characters shown as `?`.
+/// Quotes a value from a fetched file for a message: at most 100 characters (a whole fingerprint fits), control
+/// characters shown as `?`.
 func quoted(_ text: String) -> String {
     var view = String.UnicodeScalarView()
-    for scalar in text.unicodeScalars.prefix(80) {
+    for scalar in text.unicodeScalars.prefix(100) {
         view.append(scalar.value < 0x20 || scalar.value == 0x7F ? "?" : scalar)
     }
-    return "'" + String(view) + (text.unicodeScalars.count > 80 ? "…'" : "'")
+    return "'" + String(view) + (text.unicodeScalars.count > 100 ? "…'" : "'")
 }
