@@ -1,7 +1,7 @@
 // swift-tools-version:6.0
 // ZevAuth server: an OAuth 2.0 authorization server for native apps (RFC 8252, RFC 7636, RFC 9700).
 // Layers: C system-library targets → one Swift wrapper per C library → pure domain modules → the server
-// library → the `zevauth` executable. Pure modules (Encoding, PKCE, Authorize) import no C module.
+// library → the `zevauth` executable. Pure modules (Encoding, PKCE, Authorize, Association) import no C module.
 import PackageDescription
 
 let package = Package(
@@ -29,6 +29,7 @@ let package = Package(
         .target(name: "Encoding"),
         .target(name: "PKCE", dependencies: ["Encoding"]),
         .target(name: "Authorize", dependencies: ["PKCE", "Encoding"]),
+        .target(name: "Association", dependencies: ["Encoding"]),
 
         // MARK: Storage, server, executable
         .target(name: "PostgresStore", dependencies: ["Postgres", "Authorize"], resources: []),
@@ -45,6 +46,7 @@ let package = Package(
         .testTarget(name: "PKCETests", dependencies: ["PKCE", "Crypto"]),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto", "PasswordHashing"]),
         .testTarget(name: "AuthorizeTests", dependencies: ["Authorize", "PKCE"]),
+        .testTarget(name: "AssociationTests", dependencies: ["Association", "Encoding"], exclude: ["Golden", "RealFiles"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
         .testTarget(name: "FetchTests", dependencies: ["Fetch"], exclude: ["https_server.py"]),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "ZevAuthTesting"]),

@@ -1,0 +1,370 @@
+/// Judges a fetched `apple-app-site-association` for one registered iOS app and one callback path
+/// (PRODUCT.md "Mobile apps and association files"; research §1.3 formats, §4.2 algorithm, §4.5 messages).
+///
+/// Read formats: the modern `applinks.details[]` with `appIDs` (or `appID`) and `components`; the legacy
+/// `appID` with `paths` (`*`, `?`, `NOT ` exclusions); and the oldest `details` object keyed by App ID.
+/// App IDs are compared exactly, as written.
+public enum AASAJudge {
+    /// The query items of the authorization response a callback receives (RFC 6749 §4.1.2, RFC 9207 §2).
+    /// A component's `?` pattern is judged against these names; see `judge`.
+    static let responseQueryItems: Set<String> = ["code", "state", "iss", "error", "error_description", "error_uri"]
+
+    /// Judges `body` (an HTTP 200 body; status, size and transport are the fetcher's) for `app` and the path of
+    /// its link callback on this domain.
+    ///
+    /// Checks, in order, each adding at most one problem:
+    /// 1. `content_type` (a warning: Apple's current pages do not require `application/json`, research §1.1)
+    ///    unless the media type is `application/json`; parameters such as `; charset=utf-8` are accepted and case
+    ///    is ignored (RFC 9110 §8.3.1).
+    /// 2. `not_json` when the body is HTML, empty, or not strict RFC 8259 JSON (`StrictJSON.validate`: a BOM,
+    ///    comments, trailing commas, smart quotes, duplicate keys, nesting over 32); nothing else is checked then.
+    /// 3. `app_id_missing` unless `app.appID` appears exactly in some `applinks.details` entry, with near misses
+    ///    in the message: another letter case, spaces around it, the same bundle ID under another prefix, a
+    ///    close bundle ID under the same team, no Team ID prefix, or listed only in `webcredentials.apps`.
+    /// 4. `path_not_covered` unless `callbackPath` is matched by a rule of an entry listing the app, and that
+    ///    rule is not an exclusion. Rules are tried in order, entry after entry, and the first match wins
+    ///    (research §1.3). Components: `/` against the path; `#` against the empty fragment (the response
+    ///    carries no fragment); `?` is met only when it cannot reject the response query: a string, or a
+    ///    dictionary naming only response items (`code`, `state`, `iss`, `error`…), whose patterns accept any
+    ///    non-empty value (`*`, `?*`); any other query condition may reject the callback, so such a component
+    ///    counts as not matching. Wildcards: `*` any run of characters, `?` exactly one. `caseSensitive` and
+    ///    `percentEncoded` (default `true`) come from the component, else the entry's `defaults`, else
+    ///    `applinks.defaults`. Substitution variables (`$(alpha)`…) are not expanded. Legacy `paths` match the
+    ///    path only, case-sensitively, a `NOT ` prefix excluding. An entry with both `components` and `paths`
+    ///    (which TN3155 forbids) is read by its `components`.
+    /// 5. `webcredentials_missing` (a warning) unless `webcredentials.apps` lists `app.appID` exactly.
+    /// - Returns: the problems found; the app is verified when none is `blocking`.
+    public static func judge(body: [UInt8], contentType: String?, app: IOSApp, callbackPath: String) -> [Problem] {
+        let file = AssociationFile.appleAppSiteAssociation
+        var problems: [Problem] = []
+        if let mismatch = BodyCheck.contentTypeMismatch(contentType, file: file) {
+            problems.append(Problem(code: .contentType, message: mismatch, file: file))
+        }
+        let root: JSONValue
+        switch BodyCheck.decode(body, file: file) {
+        case .failure(let notJSON):
+            problems.append(Problem(code: .notJSON, message: notJSON.message, file: file))
+            return problems
+        case .success(let value):
+            root = value
+        }
+        let appID = app.appID
+        let document = Document(root)
+        if let appLevel = appLevelProblem(document, app: app, callbackPath: callbackPath) {
+            problems.append(Problem(code: appLevel.code, message: appLevel.message, file: file))
+        }
+        if let webcredentials = webcredentialsProblem(document, appID: appID) {
+            problems.append(Problem(code: .webcredentialsMissing, message: webcredentials, file: file))
+        }
+        return problems
+    }
+
+    /// Every App ID `applinks.details` lists, as written, in order of appearance and without duplicates:
+    /// non-empty strings from `appID` (when a string) and `appIDs[]`, or the keys of a `details` object. Empty
+    /// when the body is not strict JSON or has no such entries. This is the `listed_apps` column of the real-file
+    /// corpus's MANIFEST.tsv.
+    public static func listedAppIDs(body: [UInt8]) -> [String] {
+        guard case .success(let root) = BodyCheck.decode(body, file: .appleAppSiteAssociation) else { return [] }
+        return Document(root).listedAppIDs
+    }
+
+    // MARK: - Structure
+
+    struct Entry {
+        let label: String
+        let ids: [String]
+        let value: JSONValue
+    }
+
+    struct Document {
+        let root: JSONValue
+        /// Why no entries could be read, when that is so.
+        var structureProblem: String?
+        var entries: [Entry] = []
+
+        init(_ root: JSONValue) {
+            self.root = root
+            guard root.isObject else {
+                structureProblem = "apple-app-site-association must be a JSON object; it is \(root.kindDescription)"
+                return
+            }
+            guard let applinks = root["applinks"] else {
+                structureProblem = "the file has no 'applinks' section, so no app can open universal links on this domain"
+                return
+            }
+            guard applinks.isObject else {
+                structureProblem = "'applinks' is \(applinks.kindDescription), not an object"
+                return
+            }
+            switch applinks["details"] {
+            case .array(let items)?:
+                for (index, item) in items.enumerated() {
+                    var ids: [String] = []
+                    if let single = item["appID"]?.stringValue { ids.append(single) }
+                    for id in item["appIDs"]?.arrayValue ?? [] { if let text = id.stringValue { ids.append(text) } }
+                    entries.append(Entry(label: "applinks.details[\(index)]", ids: ids, value: item))
+                }
+            case .object(let members)?:
+                for member in members {
+                    entries.append(Entry(label: "applinks.details[\(quoted(member.key))]", ids: [member.key], value: member.value))
+                }
+            case let other?:
+                structureProblem = "'applinks.details' is \(other.kindDescription), not an array"
+            case nil:
+                structureProblem = "'applinks' has no 'details' array"
+            }
+        }
+
+        var listedAppIDs: [String] {
+            var seen: Set<String> = []
+            var out: [String] = []
+            for id in entries.flatMap(\.ids) where !id.isEmpty && seen.insert(id).inserted { out.append(id) }
+            return out
+        }
+
+        var webcredentialApps: [String]? {
+            root["webcredentials"]?["apps"]?.arrayValue?.compactMap(\.stringValue)
+        }
+
+        var defaults: JSONValue? { root["applinks"]?["defaults"] }
+    }
+
+    // MARK: - App ID and path
+
+    static func appLevelProblem(_ document: Document, app: IOSApp, callbackPath: String) -> (code: ProblemCode, message: String)? {
+        let appID = app.appID
+        let listing = document.entries.filter { $0.ids.contains(appID) }
+        guard !listing.isEmpty else {
+            return (.appIDMissing, appIDMissingMessage(document, app: app))
+        }
+        var firstExclusion: String?
+        for entry in listing {
+            switch evaluate(entry, path: callbackPath, domainDefaults: document.defaults) {
+            case .covered: return nil
+            case .excluded(let rule): if firstExclusion == nil { firstExclusion = "rule #\(rule) of \(entry.label)" }
+            case .noMatch: continue
+            }
+        }
+        let where_ = listing.map(\.label).joined(separator: ", ")
+        if let firstExclusion {
+            return (.pathNotCovered, "The callback path \(quoted(callbackPath)) is excluded for \(appID) by \(firstExclusion)")
+        }
+        let hasRules = listing.contains { ($0.value["components"]?.arrayValue ?? $0.value["paths"]?.arrayValue) != nil }
+        if !hasRules {
+            return (
+                .pathNotCovered,
+                "App \(appID) is listed in \(where_), but that entry has no 'components' (or 'paths'), so no URL opens the app"
+            )
+        }
+        return (.pathNotCovered, "The callback path \(quoted(callbackPath)) is not matched by any rule for \(appID) in \(where_)")
+    }
+
+    static func appIDMissingMessage(_ document: Document, app: IOSApp) -> String {
+        let appID = app.appID
+        var message = "App \(appID) is not listed in applinks.details"
+        if let structure = document.structureProblem {
+            message = "App \(appID) is not listed: \(structure)"
+        }
+        let listed = document.listedAppIDs
+        var hints: [String] = []
+        let lowered = appID.lowercased()
+        if let found = listed.first(where: { $0.lowercased() == lowered }) {
+            hints.append("it is listed as \(quoted(found)), in a different letter case; use the exact App ID")
+        }
+        if let found = listed.first(where: { $0 != appID && trimmed($0) == appID }) {
+            hints.append("it is listed with spaces around it (\(quoted(found)))")
+        }
+        let bundle = app.bundleID.value
+        for found in listed {
+            guard let dot = found.firstIndex(of: ".") else { continue }
+            let prefix = found[..<dot]
+            if found[found.index(after: dot)...] == bundle, trimmed(String(prefix)).lowercased() != app.teamID.value.lowercased() {
+                hints.append(
+                    "bundle \(bundle) is listed under prefix \(quoted(String(prefix))), but the registered Team ID is \(app.teamID.value)")
+                break
+            }
+        }
+        if listed.contains(bundle) {
+            hints.append("bundle \(bundle) is listed without the Team ID prefix; list it as \(appID)")
+        }
+        if hints.isEmpty {
+            let teamPrefix = app.teamID.value + "."
+            let close = listed.filter { $0.hasPrefix(teamPrefix) }.first { isNearMiss(String($0.dropFirst(teamPrefix.count)), bundle) }
+            if let close { hints.append("the closest entry is \(quoted(close)); check the bundle ID") }
+        }
+        if document.webcredentialApps?.contains(appID) == true {
+            hints.append("it is listed in webcredentials.apps only, which does not enable universal links")
+        }
+        if !hints.isEmpty { message += ": " + hints.joined(separator: "; ") }
+        message += listed.isEmpty ? " (applinks.details lists no app)" : " (the file lists: \(summary(listed)))"
+        return message
+    }
+
+    enum Outcome {
+        case covered
+        case excluded(rule: Int)
+        case noMatch
+    }
+
+    static func evaluate(_ entry: Entry, path: String, domainDefaults: JSONValue?) -> Outcome {
+        if let components = entry.value["components"]?.arrayValue {
+            let entryDefaults = entry.value["defaults"]
+            for (index, component) in components.enumerated() {
+                guard component.isObject else { continue }
+                func flag(_ key: String) -> Bool {
+                    component[key]?.boolValue ?? entryDefaults?[key]?.boolValue ?? domainDefaults?[key]?.boolValue ?? true
+                }
+                guard
+                    let matched = componentMatches(
+                        component, path: path, caseSensitive: flag("caseSensitive"), percentEncoded: flag("percentEncoded"))
+                else { continue }
+                if matched { return component["exclude"]?.boolValue == true ? .excluded(rule: index + 1) : .covered }
+            }
+            return .noMatch
+        }
+        if let paths = entry.value["paths"]?.arrayValue {
+            for (index, item) in paths.enumerated() {
+                guard var pattern = item.stringValue else { continue }
+                let exclude = pattern.hasPrefix("NOT ")
+                if exclude { pattern = String(pattern.dropFirst(4)) }
+                if Wildcard.matches(pattern, path) { return exclude ? .excluded(rule: index + 1) : .covered }
+            }
+        }
+        return .noMatch
+    }
+
+    /// Whether `component` matches a callback at `path` with the authorization response as its query and no
+    /// fragment; `nil` when the component is malformed (a pattern that is not a string, a non-boolean `exclude`)
+    /// and is skipped.
+    static func componentMatches(_ component: JSONValue, path: String, caseSensitive: Bool, percentEncoded: Bool) -> Bool? {
+        if let exclude = component["exclude"], exclude.boolValue == nil { return nil }
+        var pathPattern = "*"
+        if let value = component["/"] {
+            guard let text = value.stringValue else { return nil }
+            pathPattern = text
+        }
+        var subject = percentEncoded ? path : percentDecoded(path)
+        if !caseSensitive {
+            pathPattern = pathPattern.lowercased()
+            subject = subject.lowercased()
+        }
+        guard Wildcard.matches(pathPattern, subject) else { return false }
+        if let fragment = component["#"] {
+            guard let pattern = fragment.stringValue else { return nil }
+            guard Wildcard.matches(pattern, "") else { return false }
+        }
+        switch component["?"] {
+        case nil: return true
+        case .string(let pattern)?: return Wildcard.acceptsAnyNonEmpty(pattern)
+        case .object(let items)?:
+            for item in items {
+                guard let pattern = item.value.stringValue else { return nil }
+                guard responseQueryItems.contains(item.key), Wildcard.acceptsAnyNonEmpty(pattern) else { return false }
+            }
+            return true
+        default: return nil
+        }
+    }
+
+    // MARK: - webcredentials
+
+    static func webcredentialsProblem(_ document: Document, appID: String) -> String? {
+        guard let apps = document.webcredentialApps else {
+            return "The file has no 'webcredentials.apps' list, so \(appID) cannot use passkeys or saved passwords for this domain"
+        }
+        if apps.contains(appID) { return nil }
+        var message = "App \(appID) is not listed in webcredentials.apps (passkeys and AutoFill for this domain won't work in the app)"
+        if let found = apps.first(where: { $0.lowercased() == appID.lowercased() }) {
+            message += "; it is listed as \(quoted(found)), in a different letter case"
+        }
+        return message
+    }
+}
+
+// MARK: - Helpers
+
+/// Apple's wildcards (research §1.3): `*` matches any run of characters (also none), `?` exactly one.
+enum Wildcard {
+    static func matches(_ pattern: String, _ text: String) -> Bool {
+        let p = Array(pattern.unicodeScalars)
+        let t = Array(text.unicodeScalars)
+        var pi = 0
+        var ti = 0
+        var star: Int?
+        var resume = 0
+        while ti < t.count {
+            if pi < p.count, p[pi] == "?" || p[pi] == t[ti] && p[pi] != "*" {
+                pi += 1
+                ti += 1
+            } else if pi < p.count, p[pi] == "*" {
+                star = pi
+                resume = ti
+                pi += 1
+            } else if let star {
+                pi = star + 1
+                resume += 1
+                ti = resume
+            } else {
+                return false
+            }
+        }
+        while pi < p.count, p[pi] == "*" { pi += 1 }
+        return pi == p.count
+    }
+
+    /// Whether `pattern` matches every non-empty value: only `*` and `?`, at least one `*`, at most one `?`.
+    static func acceptsAnyNonEmpty(_ pattern: String) -> Bool {
+        let scalars = pattern.unicodeScalars
+        return scalars.allSatisfy { $0 == "*" || $0 == "?" } && scalars.contains("*") && scalars.filter { $0 == "?" }.count <= 1
+    }
+}
+
+/// Decodes `%XX` escapes as UTF-8 (for `percentEncoded: false` patterns); invalid escapes stay as written.
+func percentDecoded(_ text: String) -> String {
+    let bytes = Array(text.utf8)
+    var out: [UInt8] = []
+    var index = 0
+    while index < bytes.count {
+        if bytes[index] == UInt8(ascii: "%"), index + 2 < bytes.count,
+            let high = hexValue(Unicode.Scalar(bytes[index + 1])), let low = hexValue(Unicode.Scalar(bytes[index + 2]))
+        {
+            out.append(high << 4 | low)
+            index += 3
+        } else {
+            out.append(bytes[index])
+            index += 1
+        }
+    }
+    return String(decoding: out, as: UTF8.self)
+}
+
+/// Whether two identifiers are close: within edit distance 2, or one is the other plus a `.suffix`
+/// (`.dev`, `.debug`, …), compared ignoring case (research §4.2, §4.3).
+func isNearMiss(_ found: String, _ wanted: String) -> Bool {
+    let a = found.lowercased()
+    let b = wanted.lowercased()
+    if a == b { return true }
+    if a.hasPrefix(b + ".") || b.hasPrefix(a + ".") { return true }
+    return editDistance(Array(a.unicodeScalars), Array(b.unicodeScalars), limit: 2) <= 2
+}
+
+/// Levenshtein distance, giving up (returning `limit + 1`) when the lengths differ by more than `limit` or the
+/// strings are long.
+func editDistance(_ a: [Unicode.Scalar], _ b: [Unicode.Scalar], limit: Int) -> Int {
+    if abs(a.count - b.count) > limit || a.count > 300 || b.count > 300 { return limit + 1 }
+    var previous = Array(0...b.count)
+    for i in 1...max(a.count, 1) where !a.isEmpty {
+        var current = [i] + [Int](repeating: 0, count: b.count)
+        for j in 1...max(b.count, 1) where !b.isEmpty {
+            current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+        }
+        previous = current
+    }
+    return a.isEmpty ? b.count : previous[b.count]
+}
+
+/// Up to ten quoted items, then "and N more".
+func summary(_ items: [String]) -> String {
+    let shown = items.prefix(10).map(quoted).joined(separator: ", ")
+    return items.count > 10 ? "\(shown) and \(items.count - 10) more" : shown
+}
