@@ -12,6 +12,7 @@ packages=(
   libcurl4-openssl-dev  # outbound HTTPS (association checks)
   postgresql-15         # the throwaway and development database server
   curl
+  python3-venv          # the virtual environment for the authlib interoperability client
 )
 
 missing=()
