@@ -447,7 +447,8 @@ public final class PostgresStore: Sendable {
     // The exchange in ONE statement (PRODUCT.md, "Exchange"): find the environment by publishable key;
     // consume the code if unconsumed and unexpired (recording which attempt consumed it), or, when it was
     // already consumed and this presentation would pass rows 4–6, mark it replayed; create the session
-    // when this attempt consumed it and rows 4–6 pass; revoke the code's session on a valid replay.
+    // when this attempt consumed it and rows 4–6 pass (with its first token pair in `refresh_tokens` and
+    // `access_tokens`, sql/003); revoke the code's session on a valid replay.
     // Consumption and session creation commit together. The UPDATE's row lock serialises concurrent
     // attempts on any number of server instances: exactly one sees `consumed_at IS NULL`.
     static let exchangeSQL = """
@@ -478,6 +479,12 @@ public final class PostgresStore: Sendable {
             FROM code, env, account
             WHERE code.won AND code.redirect_uri = $3 AND code.code_challenge = $4
             RETURNING id, auth_time, access_expires_at, last_refreshed_at
+        ), first_refresh_token AS (
+            INSERT INTO refresh_tokens (token_hash, session_id, generation, issued_at)
+            SELECT $8, id, 1, to_timestamp($5::float8) FROM new_session
+        ), first_access_token AS (
+            INSERT INTO access_tokens (token_hash, session_id, issued_at, expires_at)
+            SELECT $7, id, to_timestamp($5::float8), access_expires_at FROM new_session
         ), revoked AS (
             UPDATE sessions s SET revoked_at = to_timestamp($5::float8), revoked_reason = 'authorization_code_replay'
             FROM code WHERE code.replay AND s.authorization_code_id = code.id AND s.revoked_at IS NULL
@@ -549,14 +556,15 @@ public final class PostgresStore: Sendable {
         guard
             let row = try pool.query(
                 """
-                SELECT s.id AS session_id, s.auth_time, s.access_expires_at, s.last_refreshed_at,
+                SELECT s.id AS session_id, s.auth_time, a.expires_at AS access_expires_at, s.last_refreshed_at,
                        e.session_max_age_days, e.session_idle_days,
                        u.id AS user_id, u.email, u.name, u.image_url, u.password_hash
-                FROM sessions s JOIN environments e ON e.id = s.environment_id JOIN users u ON u.id = s.user_id
-                WHERE s.access_token_hash = $1 AND s.revoked_at IS NULL AND u.closed_at IS NULL
-                  AND s.access_expires_at > to_timestamp($2::float8)
-                  AND s.auth_time + make_interval(days => e.session_max_age_days) > to_timestamp($2::float8)
-                  AND s.last_refreshed_at + make_interval(days => e.session_idle_days) > to_timestamp($2::float8)
+                FROM access_tokens a JOIN sessions s ON s.id = a.session_id
+                JOIN environments e ON e.id = s.environment_id JOIN users u ON u.id = s.user_id
+                WHERE a.token_hash = $1 AND s.revoked_at IS NULL AND u.closed_at IS NULL
+                  AND a.expires_at > to_timestamp($2::float8)
+                  AND s.auth_time + make_interval(secs => e.session_max_age_days * 86400) > to_timestamp($2::float8)
+                  AND s.last_refreshed_at + make_interval(secs => e.session_idle_days * 86400) > to_timestamp($2::float8)
                 """, [accessTokenHash, SQLTime.parameter(now)]
             ).first
         else { return nil }
