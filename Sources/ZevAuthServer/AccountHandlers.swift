@@ -20,7 +20,9 @@ struct AccountHandlers: Sendable {
             return (existing, [])
         }
         let minted = try Crypto.mintToken(prefix: "zbb_")
-        return (minted, [Wire.cookie(name: SignInFlow.bindingCookie, value: minted, maxAge: nil, secure: context.configuration.secureCookies)])
+        return (
+            minted, [Wire.cookie(name: SignInFlow.bindingCookie, value: minted, maxAge: nil, secure: context.configuration.secureCookies)]
+        )
     }
 
     private static func formCSRF(binding: String, form: String) -> String {
@@ -76,7 +78,8 @@ struct AccountHandlers: Sendable {
         if let problem = AccountRules.passwordProblem(password) { return again("The password \(problem).", 400) }
         let hash = try context.passwordHasher.hash(password)
         do {
-            _ = try store.createUser(email: email, emailNormalized: email.lowercased(), name: name, passwordHash: hash, now: context.clock.now())
+            _ = try store.createUser(
+                email: email, emailNormalized: email.lowercased(), name: name, passwordHash: hash, now: context.clock.now())
         } catch StoreError.duplicate {
             // The address has an account: answer exactly as for a new one.
         }
@@ -91,7 +94,8 @@ struct AccountHandlers: Sendable {
         if try current(request) != nil { return Wire.seeOther("/account") }
         let (binding, cookies) = try binding(request)
         let notice = AccountForms.query(request, "signed_out") == "1" ? "You're signed out." : nil
-        return AccountPages.signIn(csrf: Self.formCSRF(binding: binding, form: "signin"), email: nil, error: nil, notice: notice, cookies: cookies)
+        return AccountPages.signIn(
+            csrf: Self.formCSRF(binding: binding, form: "signin"), email: nil, error: nil, notice: notice, cookies: cookies)
     }
 
     /// `POST /account/signin` (form: `csrf`, `email`, `password`): the same rate-limited password check as
@@ -177,7 +181,10 @@ struct AccountHandlers: Sendable {
     /// `GET /account`: the account page, or the sign-in form.
     func accountPage(_ request: HTTPRequest) throws -> HTTPResponse {
         guard let current = try current(request) else { return Wire.seeOther("/account/signin") }
-        let notices = ["removed": "The app was removed and signed out.", "password": "Your password was changed. Other browsers and apps are signed out."]
+        let notices = [
+            "removed": "The app was removed and signed out.",
+            "password": "Your password was changed. Other browsers and apps are signed out.",
+        ]
         return try accountPage(current, notice: AccountForms.query(request, "done").flatMap { notices[$0] })
     }
 
@@ -221,7 +228,9 @@ struct AccountHandlers: Sendable {
                 break
             }
             let new = form["new_password"] ?? ""
-            if let problem = AccountRules.passwordProblem(new) { return try accountPage(current, error: "The new password \(problem).", status: 400) }
+            if let problem = AccountRules.passwordProblem(new) {
+                return try accountPage(current, error: "The new password \(problem).", status: 400)
+            }
             let token = try Crypto.mintToken(prefix: "zbs_")
             _ = try store.changePassword(
                 userID: current.user.id, passwordHash: try context.passwordHasher.hash(new),
@@ -239,7 +248,9 @@ struct AccountHandlers: Sendable {
     /// rest, shown as an `otpauth://` link and as text; it becomes active only after a correct code.
     func startTOTP(_ request: HTTPRequest) throws -> HTTPResponse {
         try signedInForm(request) { current, _ in
-            guard let key = context.configuration.encryptionKey else { return try accountPage(current, error: Self.noKeyMessage, status: 503) }
+            guard let key = context.configuration.encryptionKey else {
+                return try accountPage(current, error: Self.noKeyMessage, status: 503)
+            }
             let secret = try Crypto.randomBytes(20)
             let sealed = try AccountSecurity.seal(secret: secret, userID: current.user.id, key: key)
             guard try store.beginTOTPEnrolment(userID: current.user.id, secretSealed: sealed, now: context.clock.now()) else {
@@ -255,7 +266,9 @@ struct AccountHandlers: Sendable {
     /// counts as used) and shows ten new recovery codes once.
     func confirmTOTP(_ request: HTTPRequest) throws -> HTTPResponse {
         try signedInForm(request) { current, form in
-            guard let key = context.configuration.encryptionKey else { return try accountPage(current, error: Self.noKeyMessage, status: 503) }
+            guard let key = context.configuration.encryptionKey else {
+                return try accountPage(current, error: Self.noKeyMessage, status: 503)
+            }
             guard let factor = try store.totpFactor(userID: current.user.id), !factor.confirmed,
                 let secret = try? AccountSecurity.open(sealed: factor.secretSealed, userID: current.user.id, key: key)
             else { return Wire.seeOther("/account") }

@@ -35,7 +35,9 @@ enum AccountPages {
     }
 
     /// The sign-up form. `requestID` carries a pending app sign-in to return to.
-    static func signUp(csrf: String, requestID: String?, email: String?, name: String?, error: String?, status: Int = 200, cookies: [String] = [])
+    static func signUp(
+        csrf: String, requestID: String?, email: String?, name: String?, error: String?, status: Int = 200, cookies: [String] = []
+    )
         -> HTTPResponse
     {
         let request = requestID.map { "<input type=\"hidden\" name=\"request\" value=\"\(HTML.escape($0))\">" } ?? ""

@@ -30,7 +30,8 @@ struct MFAFlow: Sendable {
         guard let binding = Wire.cookies(of: request)[SignInFlow.bindingCookie],
             Crypto.constantTimeEquals(Array(Crypto.hexSHA256(binding).utf8), Array(challenge.browserBindingHash.utf8))
         else {
-            return .failure(Stop(Pages.error(status: 400, code: "invalid_request", message: "This sign-in was started in another browser.")))
+            return .failure(
+                Stop(Pages.error(status: 400, code: "invalid_request", message: "This sign-in was started in another browser.")))
         }
         let csrf = Base64URL.encode(Crypto.hmacSHA256(key: Array(binding.utf8), message: Array("mfa:\(challenge.id)".utf8)))
         return .success(Loaded(challenge: challenge, csrf: csrf))

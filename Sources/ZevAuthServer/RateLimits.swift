@@ -35,12 +35,18 @@ public struct RateLimits: Sendable, Equatable {
     /// The environment variables of each threshold, for `ConfigurationLoader`.
     static var variables: [(variable: String, flag: String, path: WritableKeyPath<RateLimits, Int>, range: ClosedRange<Int>)] {
         [
-        ("ZEVAUTH_RATE_PASSWORD_PER_ACCOUNT", "--rate-password-per-account", \.passwordPerAccount, 1...1_000_000),
-        ("ZEVAUTH_RATE_PASSWORD_PER_ADDRESS", "--rate-password-per-address", \.passwordPerAddress, 1...1_000_000),
-        ("ZEVAUTH_RATE_MFA_PER_ACCOUNT", "--rate-mfa-per-account", \.mfaPerAccount, 1...1_000_000),
-        ("ZEVAUTH_RATE_EXCHANGE_FAILURES_PER_ADDRESS", "--rate-exchange-failures-per-address", \.exchangeFailuresPerAddress, 1...1_000_000),
-        ("ZEVAUTH_RATE_REFRESH_FAILURES_PER_ADDRESS", "--rate-refresh-failures-per-address", \.refreshFailuresPerAddress, 1...1_000_000),
-        ("ZEVAUTH_RATE_WINDOW_SECONDS", "--rate-window-seconds", \.windowSeconds, 10...86_400),
+            ("ZEVAUTH_RATE_PASSWORD_PER_ACCOUNT", "--rate-password-per-account", \.passwordPerAccount, 1...1_000_000),
+            ("ZEVAUTH_RATE_PASSWORD_PER_ADDRESS", "--rate-password-per-address", \.passwordPerAddress, 1...1_000_000),
+            ("ZEVAUTH_RATE_MFA_PER_ACCOUNT", "--rate-mfa-per-account", \.mfaPerAccount, 1...1_000_000),
+            (
+                "ZEVAUTH_RATE_EXCHANGE_FAILURES_PER_ADDRESS", "--rate-exchange-failures-per-address", \.exchangeFailuresPerAddress,
+                1...1_000_000
+            ),
+            (
+                "ZEVAUTH_RATE_REFRESH_FAILURES_PER_ADDRESS", "--rate-refresh-failures-per-address", \.refreshFailuresPerAddress,
+                1...1_000_000
+            ),
+            ("ZEVAUTH_RATE_WINDOW_SECONDS", "--rate-window-seconds", \.windowSeconds, 10...86_400),
         ]
     }
 

@@ -11,13 +11,15 @@ import ZevAuthTesting
 @Suite struct AccountTests {
     /// Signs in to an app in `browser` (password page when asked) and exchanges the code.
     /// - Returns: the access token.
-    static func appSession(_ server: TestServer, _ browser: TestBrowser, clientID: String, email: String, password: String) throws -> String {
+    static func appSession(_ server: TestServer, _ browser: TestBrowser, clientID: String, email: String, password: String) throws -> String
+    {
         let pkce = PKCEPair()
         let driver = SignInDriver(server: server, browser: browser)
         let result = try driver.run(
             clientID: clientID, redirectURI: "http://127.0.0.1:5555/cb", state: "s", pkce: pkce, email: email, password: password)
         let exchanged = try driver.exchange(
-            clientID: clientID, fields: ["code": try #require(result.code), "codeVerifier": pkce.verifier, "redirectUri": "http://127.0.0.1:5555/cb"])
+            clientID: clientID,
+            fields: ["code": try #require(result.code), "codeVerifier": pkce.verifier, "redirectUri": "http://127.0.0.1:5555/cb"])
         #expect(exchanged.status == 200)
         return try #require((exchanged.json["session"] as? [String: Any])?["accessToken"] as? String)
     }
@@ -39,8 +41,10 @@ import ZevAuthTesting
         let fixture = try Fixture.make(store: server.store)
         let browserA = server.browser()
         let browserB = server.browser()
-        let fromA = try Self.appSession(server, browserA, clientID: fixture.developmentKey, email: fixture.email, password: fixture.password)
-        let fromB = try Self.appSession(server, browserB, clientID: fixture.developmentKey, email: fixture.email, password: fixture.password)
+        let fromA = try Self.appSession(
+            server, browserA, clientID: fixture.developmentKey, email: fixture.email, password: fixture.password)
+        let fromB = try Self.appSession(
+            server, browserB, clientID: fixture.developmentKey, email: fixture.email, password: fixture.password)
         let (page, csrf) = try Self.accountPage(browserA)
         #expect(page.text.contains("Acme"))
         #expect(page.header("content-security-policy")?.contains("default-src 'none'") == true)
@@ -63,9 +67,12 @@ import ZevAuthTesting
         let other = try Fixture.make(store: server.store)
         let browserA = server.browser()
         let browserB = server.browser()
-        let fromA = try Self.appSession(server, browserA, clientID: fixture.developmentKey, email: fixture.email, password: fixture.password)
-        let fromB = try Self.appSession(server, browserB, clientID: fixture.developmentKey, email: fixture.email, password: fixture.password)
-        let someoneElse = try Self.appSession(server, server.browser(), clientID: other.developmentKey, email: other.email, password: other.password)
+        let fromA = try Self.appSession(
+            server, browserA, clientID: fixture.developmentKey, email: fixture.email, password: fixture.password)
+        let fromB = try Self.appSession(
+            server, browserB, clientID: fixture.developmentKey, email: fixture.email, password: fixture.password)
+        let someoneElse = try Self.appSession(
+            server, server.browser(), clientID: other.developmentKey, email: other.email, password: other.password)
         let (_, csrf) = try Self.accountPage(browserA)
         #expect(try browserA.postForm("/account/signout-everywhere", [("csrf", csrf)]).status == 303)
         #expect(try Self.sessionStatus(server, fromA) == 401)
@@ -98,8 +105,10 @@ import ZevAuthTesting
         let fixture = try Fixture.make(store: server.store)
         let browserA = server.browser()
         let browserB = server.browser()
-        let fromA = try Self.appSession(server, browserA, clientID: fixture.developmentKey, email: fixture.email, password: fixture.password)
-        let fromB = try Self.appSession(server, browserB, clientID: fixture.developmentKey, email: fixture.email, password: fixture.password)
+        let fromA = try Self.appSession(
+            server, browserA, clientID: fixture.developmentKey, email: fixture.email, password: fixture.password)
+        let fromB = try Self.appSession(
+            server, browserB, clientID: fixture.developmentKey, email: fixture.email, password: fixture.password)
         let (_, csrf) = try Self.accountPage(browserA)
         let newPassword = "a brand new passphrase"
         SuiteCapture.secret(newPassword)
@@ -107,7 +116,8 @@ import ZevAuthTesting
             "/account/password", [("csrf", csrf), ("current_password", "not the password"), ("new_password", newPassword)])
         #expect(wrong.status == 401)
         #expect(try Self.sessionStatus(server, fromA) == 200)
-        let short = try browserA.postForm("/account/password", [("csrf", csrf), ("current_password", fixture.password), ("new_password", "short")])
+        let short = try browserA.postForm(
+            "/account/password", [("csrf", csrf), ("current_password", fixture.password), ("new_password", "short")])
         #expect(short.status == 400)
         let changed = try browserA.postForm(
             "/account/password", [("csrf", csrf), ("current_password", fixture.password), ("new_password", newPassword)])
@@ -119,14 +129,16 @@ import ZevAuthTesting
         // The new password signs in; the old one no longer does.
         _ = try Self.appSession(server, server.browser(), clientID: fixture.developmentKey, email: fixture.email, password: newPassword)
         #expect(throws: SignInDriver.Failure.self) {
-            _ = try Self.appSession(server, server.browser(), clientID: fixture.developmentKey, email: fixture.email, password: fixture.password)
+            _ = try Self.appSession(
+                server, server.browser(), clientID: fixture.developmentKey, email: fixture.email, password: fixture.password)
         }
     }
 
     @Test func theOperatorClosesAnAccountIdempotently() throws {
         let server = try TestServer()
         let fixture = try Fixture.make(store: server.store)
-        let token = try Self.appSession(server, server.browser(), clientID: fixture.developmentKey, email: fixture.email, password: fixture.password)
+        let token = try Self.appSession(
+            server, server.browser(), clientID: fixture.developmentKey, email: fixture.email, password: fixture.password)
         let close = { (bearer: String?, id: String) in
             try server.client.send(
                 "POST", "/v1/admin/users/\(id)/close", headers: bearer.map { [("Authorization", "Bearer \($0)")] } ?? [])
@@ -147,7 +159,8 @@ import ZevAuthTesting
         #expect(again.status == 200)
         #expect(again.json["closedAt"] as? String == closedAt)
         #expect(throws: SignInDriver.Failure.self) {
-            _ = try Self.appSession(server, server.browser(), clientID: fixture.developmentKey, email: fixture.email, password: fixture.password)
+            _ = try Self.appSession(
+                server, server.browser(), clientID: fixture.developmentKey, email: fixture.email, password: fixture.password)
         }
     }
 
@@ -169,9 +182,11 @@ import ZevAuthTesting
         let existing = try signUp(fixture.email, chosen)
         #expect(fresh.status == 200)
         #expect(existing.status == 200)
-        #expect(fresh.text.replacingOccurrences(of: newEmail, with: "X") == existing.text.replacingOccurrences(of: fixture.email, with: "X"))
+        #expect(
+            fresh.text.replacingOccurrences(of: newEmail, with: "X") == existing.text.replacingOccurrences(of: fixture.email, with: "X"))
         // The existing account was not touched; the new one signs in.
-        _ = try Self.appSession(server, server.browser(), clientID: fixture.developmentKey, email: fixture.email, password: fixture.password)
+        _ = try Self.appSession(
+            server, server.browser(), clientID: fixture.developmentKey, email: fixture.email, password: fixture.password)
         _ = try Self.appSession(server, server.browser(), clientID: fixture.developmentKey, email: newEmail, password: chosen)
         // The policy is enforced, with the form shown again.
         let weak = try signUp("weak-\(UUID().uuidString.lowercased())@example.com", "short")

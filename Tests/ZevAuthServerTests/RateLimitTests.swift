@@ -30,7 +30,8 @@ import ZevAuthTesting
         for server in [one, two, one] {
             let (browser, hidden) = try Self.passwordForm(server, fixture)
             statuses.append(
-                try browser.postForm("/v1/auth/zevid/signin", hidden + [("email", fixture.email), ("password", "wrong wrong wrong")]).status)
+                try browser.postForm("/v1/auth/zevid/signin", hidden + [("email", fixture.email), ("password", "wrong wrong wrong")]).status
+            )
         }
         #expect(statuses == [401, 401, 401])
         // The fourth attempt, on the other server, is over the limit — even with the right password.
@@ -44,10 +45,14 @@ import ZevAuthTesting
         // Another account is not affected; after the window the right password works again.
         let other = try Fixture.make(store: one.store)
         let (otherBrowser, otherHidden) = try Self.passwordForm(one, other)
-        #expect(try otherBrowser.postForm("/v1/auth/zevid/signin", otherHidden + [("email", other.email), ("password", other.password)]).status == 303)
+        #expect(
+            try otherBrowser.postForm("/v1/auth/zevid/signin", otherHidden + [("email", other.email), ("password", other.password)]).status
+                == 303)
         clock.advance(by: Double(retryAfter))
         let (later, laterHidden) = try Self.passwordForm(one, fixture)
-        #expect(try later.postForm("/v1/auth/zevid/signin", laterHidden + [("email", fixture.email), ("password", fixture.password)]).status == 303)
+        #expect(
+            try later.postForm("/v1/auth/zevid/signin", laterHidden + [("email", fixture.email), ("password", fixture.password)]).status
+                == 303)
     }
 
     @Test func failedExchangesPerClientAddressAreCountedAcrossTwoServers() throws {

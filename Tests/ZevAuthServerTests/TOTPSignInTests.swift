@@ -27,7 +27,8 @@ import ZevAuthTesting
         let posted = try browser.postForm(
             "/v1/auth/zevid/signin",
             [
-                ("request", try #require(hiddenField("request", in: page.text))), ("csrf", try #require(hiddenField("csrf", in: page.text))),
+                ("request", try #require(hiddenField("request", in: page.text))),
+                ("csrf", try #require(hiddenField("csrf", in: page.text))),
                 ("email", fixture.email), ("password", fixture.password),
             ])
         return (browser, posted)
@@ -60,7 +61,8 @@ import ZevAuthTesting
         let secret = try #require(Base32.decode(shown))
         #expect(secret.count == 20)
         SuiteCapture.secret(shown)
-        let uri = "otpauth://" + (try #require(Self.between(enrol.text, "href=\"otpauth://", "\""))).replacingOccurrences(of: "&amp;", with: "&")
+        let uri =
+            "otpauth://" + (try #require(Self.between(enrol.text, "href=\"otpauth://", "\""))).replacingOccurrences(of: "&amp;", with: "&")
         #expect(uri.hasPrefix("otpauth://totp/ZevAuth:\(fixture.email)?secret=\(shown)&issuer=ZevAuth"))
 
         // Not readable from the database without the key.
@@ -73,10 +75,12 @@ import ZevAuthTesting
         let sealed = Array(try #require(Data(base64Encoded: sealedText)))
         #expect(Data(sealed).range(of: Data(secret)) == nil)
         #expect(
-            try Crypto.aesGCMOpen(key: TestServer.encryptionKey, sealed: sealed, associatedData: Array("zevauth:totp:v1:\(fixture.userID)".utf8))
+            try Crypto.aesGCMOpen(
+                key: TestServer.encryptionKey, sealed: sealed, associatedData: Array("zevauth:totp:v1:\(fixture.userID)".utf8))
                 == secret)
         #expect(throws: Crypto.SealError.self) {
-            try Crypto.aesGCMOpen(key: try Crypto.randomBytes(32), sealed: sealed, associatedData: Array("zevauth:totp:v1:\(fixture.userID)".utf8))
+            try Crypto.aesGCMOpen(
+                key: try Crypto.randomBytes(32), sealed: sealed, associatedData: Array("zevauth:totp:v1:\(fixture.userID)".utf8))
         }
 
         // Active only after a correct code.
@@ -152,7 +156,8 @@ import ZevAuthTesting
         SuiteCapture.secret(shown)
         let secret = try #require(Base32.decode(shown))
         let step = TOTP.step(atUnixSeconds: clock.now().timeIntervalSince1970)
-        #expect(try owner.postForm("/account/totp/confirm", [("csrf", csrf), ("code", TOTP.code(secret: secret, step: step))]).status == 200)
+        #expect(
+            try owner.postForm("/account/totp/confirm", [("csrf", csrf), ("code", TOTP.code(secret: secret, step: step))]).status == 200)
 
         let browser = server.browser()
         let form = try browser.get("/account/signin")
@@ -180,4 +185,3 @@ import ZevAuthTesting
         #expect(try TestDatabase.pool.query("SELECT 1 FROM totp_factors WHERE user_id = $1", [fixture.userID]).first == nil)
     }
 }
-
