@@ -144,7 +144,7 @@ enum AccountPages {
                 \(problem(error))
                 <p>On this phone, <a href="\(HTML.escape(uri))">open your authenticator app</a>. Or add an account
                 in the app by hand with this key:</p>
-                <p><code class="secret" style="user-select:all">\(HTML.escape(grouped))</code></p>
+                <p><code class="secret">\(HTML.escape(grouped))</code></p>
                 <p class="muted">Time-based, 6 digits, every 30 seconds.</p>
                 <form method="post" action="/account/totp/confirm">
                 <input type="hidden" name="csrf" value="\(HTML.escape(csrf))">

@@ -57,7 +57,7 @@ import ZevAuthTesting
         // Enrolment: the otpauth URI as a link and the secret as selectable text.
         let enrol = try owner.postForm("/account/totp/start", [("csrf", csrf)])
         #expect(enrol.status == 200)
-        let shown = try #require(Self.between(enrol.text, "style=\"user-select:all\">", "</code>")).replacingOccurrences(of: " ", with: "")
+        let shown = try #require(Self.between(enrol.text, "<code class=\"secret\">", "</code>")).replacingOccurrences(of: " ", with: "")
         let secret = try #require(Base32.decode(shown))
         #expect(secret.count == 20)
         SuiteCapture.secret(shown)
@@ -152,7 +152,7 @@ import ZevAuthTesting
         _ = try AccountTests.appSession(server, owner, clientID: fixture.developmentKey, email: fixture.email, password: fixture.password)
         let (_, csrf) = try AccountTests.accountPage(owner)
         let enrol = try owner.postForm("/account/totp/start", [("csrf", csrf)])
-        let shown = try #require(Self.between(enrol.text, "style=\"user-select:all\">", "</code>")).replacingOccurrences(of: " ", with: "")
+        let shown = try #require(Self.between(enrol.text, "<code class=\"secret\">", "</code>")).replacingOccurrences(of: " ", with: "")
         SuiteCapture.secret(shown)
         let secret = try #require(Base32.decode(shown))
         let step = TOTP.step(atUnixSeconds: clock.now().timeIntervalSince1970)
