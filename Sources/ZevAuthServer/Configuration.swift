@@ -28,6 +28,8 @@ public struct ServerConfiguration: Sendable {
     /// Folder of `NNN_name.sql` migrations (`ZEVAUTH_SQL_DIR`; default: the `sql/` found from the working
     /// directory or the executable's location).
     public var sqlDirectory: String?
+    /// Rate-limit thresholds (`ZEVAUTH_RATE_*`; see `RateLimits` for the variables and defaults).
+    public var rateLimits = RateLimits()
 
     public init(databaseURL: String, issuer: String, operatorToken: String) {
         self.databaseURL = databaseURL
@@ -49,12 +51,13 @@ public struct ConfigurationError: Error, CustomStringConvertible, Sendable {
 /// Reads `ServerConfiguration` from environment variables and `--flag value` pairs (flags win).
 public enum ConfigurationLoader {
     /// The environment variables and the flags that mirror them.
-    static let keys: [(variable: String, flag: String)] = [
-        ("ZEVAUTH_DATABASE_URL", "--database-url"), ("ZEVAUTH_LISTEN", "--listen"), ("ZEVAUTH_ISSUER", "--issuer"),
-        ("ZEVAUTH_OPERATOR_TOKEN", "--operator-token"), ("ZEVAUTH_ENCRYPTION_KEY", "--encryption-key"),
-        ("ZEVAUTH_TRUSTED_PROXIES", "--trusted-proxies"), ("ZEVAUTH_HTTP_THREADS", "--http-threads"),
-        ("ZEVAUTH_DATABASE_POOL_SIZE", "--database-pool-size"), ("ZEVAUTH_SQL_DIR", "--sql-dir"),
-    ]
+    static let keys: [(variable: String, flag: String)] =
+        [
+            ("ZEVAUTH_DATABASE_URL", "--database-url"), ("ZEVAUTH_LISTEN", "--listen"), ("ZEVAUTH_ISSUER", "--issuer"),
+            ("ZEVAUTH_OPERATOR_TOKEN", "--operator-token"), ("ZEVAUTH_ENCRYPTION_KEY", "--encryption-key"),
+            ("ZEVAUTH_TRUSTED_PROXIES", "--trusted-proxies"), ("ZEVAUTH_HTTP_THREADS", "--http-threads"),
+            ("ZEVAUTH_DATABASE_POOL_SIZE", "--database-pool-size"), ("ZEVAUTH_SQL_DIR", "--sql-dir"),
+        ] + RateLimits.variables.map { ($0.variable, $0.flag) }
 
     /// Merges variables and flags into one `variable → value` map.
     /// - Throws: `ConfigurationError` for an unknown flag or a flag without a value.
@@ -116,6 +119,7 @@ public enum ConfigurationLoader {
             try integer(values, "ZEVAUTH_DATABASE_POOL_SIZE", in: 1...200)
             ?? configuration.databasePoolSize
         configuration.sqlDirectory = values["ZEVAUTH_SQL_DIR"]
+        configuration.rateLimits = try RateLimits.load(values)
         return configuration
     }
 

@@ -17,8 +17,21 @@ struct ExchangeHandler: Sendable {
         let codeVerifier: String?
     }
 
-    /// Handles one exchange; every answer carries `Cache-Control: no-store`.
+    /// Handles one exchange; every answer carries `Cache-Control: no-store`. Failed exchanges count against
+    /// the client address (issue 4 item 7); over the limit, 429 before any check runs.
     func handle(_ request: HTTPRequest) throws -> HTTPResponse {
+        let limiter = RateLimiter(context: context)
+        let address = ClientAddress.of(request, configuration: context.configuration)
+        if case .limited(let seconds) = try limiter.check(.exchangeFailuresPerAddress, key: address) {
+            return RateLimiter.tooManyRequestsJSON(retryAfterSeconds: seconds)
+        }
+        let response = try checkedExchange(request)
+        if (400..<500).contains(response.status) { try limiter.hit(.exchangeFailuresPerAddress, key: address) }
+        return response
+    }
+
+    /// Rows 1–6 of one exchange.
+    private func checkedExchange(_ request: HTTPRequest) throws -> HTTPResponse {
         // Row 1: no publishable key. (An unknown one is found by the exchange statement itself, so the
         // common case is one statement; a malformed body needs the lookup first, to keep the order.)
         guard let publishableKey = Wire.bearer(request), publishableKey.hasPrefix("pk_") else {

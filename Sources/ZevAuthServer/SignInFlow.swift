@@ -112,19 +112,28 @@ struct SignInFlow: Sendable {
             return Pages.error(status: 403, code: "invalid_request", message: "This form expired. Go back and try again.")
         }
         let email = (form["email"] ?? "").trimmingCharacters(in: .whitespaces)
-        let password = form["password"] ?? ""
-        let user = email.isEmpty ? nil : try store.user(emailNormalized: email.lowercased())
-        let passwordMatches: Bool
-        if let user, !user.closed, password.utf8.count <= 1024 {
-            passwordMatches = (try? context.passwordHasher.verify(password, against: user.passwordHash)) ?? false
-        } else {
-            _ = try? context.passwordHasher.verifyDummy(password)
-            passwordMatches = false
-        }
-        guard let user, passwordMatches else {
+        let user: UserRecord
+        switch try AccountSecurity(context: context).checkPassword(email: email, password: form["password"] ?? "", request: request) {
+        case .limited(let seconds):
+            var response = Pages.signIn(
+                requestID: pending.record.id, csrf: pending.csrf, appName: pending.environment.projectName,
+                email: email, error: RateLimiter.pageMessage(retryAfterSeconds: seconds), status: 429)
+            response.headers.set("Retry-After", String(seconds))
+            return response
+        case .wrong:
             return Pages.signIn(
                 requestID: pending.record.id, csrf: pending.csrf, appName: pending.environment.projectName,
                 email: email, error: Self.genericCredentialsMessage, status: 401)
+        case .ok(let found):
+            user = found
+        }
+        // An enrolled account gives its second factor before any browser session exists; the challenge is
+        // bound to this browser and this pending sign-in.
+        if try store.totpFactor(userID: user.id)?.confirmed == true, let binding = Wire.cookies(of: request)[Self.bindingCookie] {
+            let challenge = try store.createMFAChallenge(
+                userID: user.id, browserBindingHash: Crypto.hexSHA256(binding), authorizationRequestID: pending.record.id,
+                now: context.clock.now(), lifetimeSeconds: AccountSecurity.mfaChallengeLifetimeSeconds)
+            return Wire.seeOther("\(MFAFlow.path)?challenge=\(challenge)")
         }
         let token = try Crypto.mintToken(prefix: "zbs_")
         let browserSessionID = try store.createBrowserSession(tokenHash: Crypto.hexSHA256(token), userID: user.id, now: context.clock.now())
