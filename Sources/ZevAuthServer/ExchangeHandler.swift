@@ -20,14 +20,9 @@ struct ExchangeHandler: Sendable {
     /// Handles one exchange; every answer carries `Cache-Control: no-store`. Failed exchanges count against
     /// the client address (issue 4 item 7); over the limit, 429 before any check runs.
     func handle(_ request: HTTPRequest) throws -> HTTPResponse {
-        let limiter = RateLimiter(context: context)
-        let address = ClientAddress.of(request, configuration: context.configuration)
-        if case .limited(let seconds) = try limiter.check(.exchangeFailuresPerAddress, key: address) {
-            return RateLimiter.tooManyRequestsJSON(retryAfterSeconds: seconds)
+        try RateLimiter(context: context).countingFailures(.exchangeFailuresPerAddress, request, configuration: context.configuration) {
+            try checkedExchange(request)
         }
-        let response = try checkedExchange(request)
-        if (400..<500).contains(response.status) { try limiter.hit(.exchangeFailuresPerAddress, key: address) }
-        return response
     }
 
     /// Rows 1–6 of one exchange.
