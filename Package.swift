@@ -52,6 +52,6 @@ let package = Package(
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "ZevAuthTesting"]),
         .testTarget(
             name: "ZevAuthServerTests",
-            dependencies: ["ZevAuthServer", "ZevAuthTesting", "Authorize", "PKCE", "Crypto", "Postgres", "Encoding"]),
+            dependencies: ["ZevAuthServer", "ZevAuthTesting", "Authorize", "PKCE", "Crypto", "Postgres", "PostgresStore", "Encoding"]),
     ]
 )
