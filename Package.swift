@@ -56,7 +56,7 @@ let package = Package(
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
         .testTarget(name: "FetchTests", dependencies: ["Fetch"], exclude: ["https_server.py"]),
         .testTarget(name: "ConformanceTests", dependencies: ["Conformance", "Fetch", "HTTPServer", "ZevAuthTesting", "ZevAuthServer"]),
-        .testTarget(name: "AdminCLITests", dependencies: ["AdminCLI", "Fetch", "ZevAuthTesting", "ZevAuthServer"]),
+        .testTarget(name: "AdminCLITests", dependencies: ["AdminCLI", "Fetch", "HTTPServer", "ZevAuthTesting", "ZevAuthServer"]),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "ZevAuthTesting"]),
         .testTarget(
             name: "ZevAuthServerTests",

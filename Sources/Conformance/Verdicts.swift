@@ -354,8 +354,10 @@ public enum Verdicts {
 
     /// `authorization_response_iss_parameter_supported` is `true` (RFC 9207 §3).
     public static func metadataIss(_ json: [String: Any]) -> Outcome {
-        let value = json["authorization_response_iss_parameter_supported"]
-        return .expect((value as? Bool) == true && !(value is String), "authorization_response_iss_parameter_supported \(value.map { "\($0)" } ?? "missing")")
+        let value = json["authorization_response_iss_parameter_supported"] as? NSNumber
+        // A JSON boolean arrives as an NSNumber of objCType "c"; a number 1 is not `true`.
+        let isTrue = value.map { $0.objCType.pointee == CChar(UInt8(ascii: "c")) && $0.boolValue } ?? false
+        return .expect(isTrue, "authorization_response_iss_parameter_supported \(isTrue ? "true" : value == nil ? "missing" : "not true")")
     }
 
     /// A served association file: 200 `application/json`, strict JSON, never a redirect; AASA an object
