@@ -124,10 +124,12 @@ public struct AdminCLI {
             try flags.only(["--email", "--name", "--password"])
             let email = try flags.required("--email")
             let name = try flags.required("--name")
-            guard let password = flags.one("--password") ?? readPassword(flags.switches.contains("--password-stdin")), !password.isEmpty else {
+            guard let password = flags.one("--password") ?? readPassword(flags.switches.contains("--password-stdin")), !password.isEmpty
+            else {
                 throw UsageError(message: "a password is required (--password, --password-stdin, or type it at the prompt)")
             }
-            return call(.post, "/v1/admin/users", ["email": email, "name": name, "password": password], flags, .operator, render: Render.object)
+            return call(
+                .post, "/v1/admin/users", ["email": email, "name": name, "password": password], flags, .operator, render: Render.object)
         case ("callback", "add"):
             try flags.only(["--uri"])
             return call(.post, "/v1/admin/callbacks", ["uri": try flags.required("--uri")], flags, .secretKey, render: Render.object)
@@ -140,7 +142,9 @@ public struct AdminCLI {
             case "android":
                 try flags.only(["--package-name", "--fingerprint"])
                 let fingerprints = flags.values["--fingerprint"] ?? []
-                guard !fingerprints.isEmpty else { throw UsageError(message: "--fingerprint is required (repeat it for each signing certificate)") }
+                guard !fingerprints.isEmpty else {
+                    throw UsageError(message: "--fingerprint is required (repeat it for each signing certificate)")
+                }
                 let body: [String: Any] = [
                     "platform": "android", "packageName": try flags.required("--package-name"), "sha256CertFingerprints": fingerprints,
                 ]
@@ -183,7 +187,9 @@ public struct AdminCLI {
             response = try client.send(
                 HTTPClientRequest(
                     method, server + path,
-                    headers: [("Authorization", "Bearer \(credential)"), ("Content-Type", "application/json"), ("Accept", "application/json")],
+                    headers: [
+                        ("Authorization", "Bearer \(credential)"), ("Content-Type", "application/json"), ("Accept", "application/json"),
+                    ],
                     body: bytes))
         } catch {
             writeError("zevauth: no answer from \(server): \(error.description)")
@@ -222,8 +228,10 @@ enum Render {
         var widths = Array(repeating: 0, count: columns)
         for row in rows { for (index, cell) in row.enumerated() { widths[index] = max(widths[index], cell.count) } }
         return rows.map { row in
-            row.enumerated().map { index, cell in index == row.count - 1 ? cell : cell.padding(toLength: widths[index], withPad: " ", startingAt: 0) }
-                .joined(separator: "  ")
+            row.enumerated().map { index, cell in
+                index == row.count - 1 ? cell : cell.padding(toLength: widths[index], withPad: " ", startingAt: 0)
+            }
+            .joined(separator: "  ")
         }.joined(separator: "\n")
     }
 

@@ -44,7 +44,9 @@ public final class Agent: Sendable {
 
     /// Sends one request, backing off on 429.
     /// - Throws: ``AgentError``.
-    public func send(_ method: HTTPClientRequest.Method, _ pathOrURL: String, headers: [(name: String, value: String)] = [], body: [UInt8] = [])
+    public func send(
+        _ method: HTTPClientRequest.Method, _ pathOrURL: String, headers: [(name: String, value: String)] = [], body: [UInt8] = []
+    )
         throws(AgentError) -> Observed
     {
         var attempts = 0
@@ -201,7 +203,9 @@ public final class Browser: Sendable {
                 response = try post(form.action, fields)
                 postStatus = response.status
             } else if form.action.hasSuffix("/mfa") {
-                guard let secret = agent.options.totpSecret, let key = Base32.decode(secret.replacingOccurrences(of: " ", with: "").uppercased()) else {
+                guard let secret = agent.options.totpSecret,
+                    let key = Base32.decode(secret.replacingOccurrences(of: " ", with: "").uppercased())
+                else {
                     throw .signInStopped(step: "two-step verification", seen: "the account asks for a TOTP code; pass --totp-secret")
                 }
                 if totpTried > 0 {
@@ -248,7 +252,9 @@ struct HTMLForm {
             let after = rest[input.upperBound...]
             let end = after.firstIndex(of: ">") ?? after.endIndex
             let inputAttributes = Self.attributes(String(after[..<end]))
-            if inputAttributes["type"] == "hidden", let name = inputAttributes["name"] { hidden.append((name, inputAttributes["value"] ?? "")) }
+            if inputAttributes["type"] == "hidden", let name = inputAttributes["name"] {
+                hidden.append((name, inputAttributes["value"] ?? ""))
+            }
             rest = after[end...]
         }
         return HTMLForm(action: attributes["action"] ?? "", hidden: hidden)

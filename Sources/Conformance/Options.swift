@@ -59,7 +59,8 @@ public struct Options: Sendable, Equatable {
     ///   - arguments: the arguments without the program name.
     ///   - readFile: reads a file's bytes (injected for tests).
     /// - Throws: ``Problem`` naming the flag that is unknown, lacks a value, or is required and missing.
-    public static func parse(_ arguments: [String], readFile: (String) throws -> Data = { try Data(contentsOf: URL(fileURLWithPath: $0)) }) throws
+    public static func parse(_ arguments: [String], readFile: (String) throws -> Data = { try Data(contentsOf: URL(fileURLWithPath: $0)) })
+        throws
         -> Options
     {
         var options = Options()
@@ -119,7 +120,9 @@ public struct Options: Sendable, Equatable {
         if let value = flags["--junit"] { options.junitPath = value }
         if let value = flags["--ca-file"] { options.caFile = value }
         if let value = flags["--max-backoff"] {
-            guard let seconds = Int(value), (0...600).contains(seconds) else { throw Problem(message: "--max-backoff must be 0 to 600 seconds") }
+            guard let seconds = Int(value), (0...600).contains(seconds) else {
+                throw Problem(message: "--max-backoff must be 0 to 600 seconds")
+            }
             options.maxBackoffSeconds = seconds
         }
         options.associationHosts = hosts

@@ -144,11 +144,15 @@ public struct ReportFormatter: Sendable {
         let c = Self.counts(results)
         let object: [String: Any] = [
             "results": results.map {
-                ["verdict": $0.verdict.rawValue, "clause": redactor.scrub($0.clause), "title": redactor.scrub($0.title), "seen": redactor.scrub($0.seen)]
+                [
+                    "verdict": $0.verdict.rawValue, "clause": redactor.scrub($0.clause), "title": redactor.scrub($0.title),
+                    "seen": redactor.scrub($0.seen),
+                ]
             },
             "passed": c.passed, "failed": c.failed, "skipped": c.skipped,
         ]
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data("{}".utf8)
+        let data =
+            (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data("{}".utf8)
         return String(decoding: data, as: UTF8.self)
     }
 

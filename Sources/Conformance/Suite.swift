@@ -70,7 +70,11 @@ public final class Suite {
 
         func setting(_ name: String, _ value: String) -> Start {
             var copy = self
-            if let index = copy.pairs.firstIndex(where: { $0.0 == name }) { copy.pairs[index].1 = value } else { copy.pairs.append((name, value)) }
+            if let index = copy.pairs.firstIndex(where: { $0.0 == name }) {
+                copy.pairs[index].1 = value
+            } else {
+                copy.pairs.append((name, value))
+            }
             return copy
         }
     }
@@ -92,7 +96,8 @@ public final class Suite {
     }
 
     /// Signs in through `start` and returns the code, or throws when no code came back.
-    func issue(redirectURI: String? = nil, state: String = "conformance-state", standard: Bool = false, browser: Browser? = nil) throws(AgentError)
+    func issue(redirectURI: String? = nil, state: String = "conformance-state", standard: Bool = false, browser: Browser? = nil)
+        throws(AgentError)
         -> Issued
     {
         let redirect = redirectURI ?? options.redirectURI
@@ -122,7 +127,8 @@ public final class Suite {
     }
 
     func exchange(_ issued: Issued, verifier: String? = nil, redirectURI: String? = nil) throws(AgentError) -> Observed {
-        try exchange(code: issued.code, verifier: verifier ?? issued.verifier, redirectURI: redirectURI ?? issued.redirectURI, key: options.clientID)
+        try exchange(
+            code: issued.code, verifier: verifier ?? issued.verifier, redirectURI: redirectURI ?? issued.redirectURI, key: options.clientID)
     }
 
     /// The access and refresh tokens of a session answer.
@@ -203,8 +209,11 @@ public final class Suite {
         let observed = try agent.send(.get, "/.well-known/oauth-authorization-server", headers: [("Accept", "application/json")])
         record("RFC 8414 §3", "metadata: served at /.well-known/oauth-authorization-server as JSON", Verdicts.metadataServed(observed))
         guard let json = observed.json else { return }
-        record("RFC 8414 §3.3", "metadata: issuer identical to the deployment's issuer", Verdicts.metadataIssuer(json, issuer: options.issuer))
-        record("RFC 7636 §7.2, RFC 9700 §2.1.1", "metadata: code_challenge_methods_supported is exactly S256 (no plain)", Verdicts.metadataPKCE(json))
+        record(
+            "RFC 8414 §3.3", "metadata: issuer identical to the deployment's issuer", Verdicts.metadataIssuer(json, issuer: options.issuer))
+        record(
+            "RFC 7636 §7.2, RFC 9700 §2.1.1", "metadata: code_challenge_methods_supported is exactly S256 (no plain)",
+            Verdicts.metadataPKCE(json))
         record("RFC 8414 §2", "metadata: response type, grants and client authentication", Verdicts.metadataCapabilities(json))
         record("RFC 8414 §2", "metadata: endpoints under the issuer", Verdicts.metadataEndpoints(json, issuer: options.issuer))
         record("RFC 9207 §3", "metadata: authorization_response_iss_parameter_supported", Verdicts.metadataIss(json))
@@ -219,7 +228,8 @@ public final class Suite {
         record(
             "RFC 7636 §7.2", "metadata matches behaviour: plain is refused at the start",
             Verdicts.redirectedError(
-                answer, redirectURI: options.redirectURI, error: "pkce_method_unsupported", state: "conformance-state", issuer: options.issuer))
+                answer, redirectURI: options.redirectURI, error: "pkce_method_unsupported", state: "conformance-state",
+                issuer: options.issuer))
     }
 
     // MARK: Round trip
@@ -238,13 +248,16 @@ public final class Suite {
                 "RFC 9700 §4.16", "sign-in page: framing forbidden (X-Frame-Options DENY or frame-ancestors 'none')",
                 .expect(framing, framing ? "framing denied" : "no framing protection"))
         }
-        let verdicts = Verdicts.successRedirect(flow.final, redirectURI: options.redirectURI, state: Self.trickyState, issuer: options.issuer)
+        let verdicts = Verdicts.successRedirect(
+            flow.final, redirectURI: options.redirectURI, state: Self.trickyState, issuer: options.issuer)
         record("PRODUCT round trip step 3", "sign-in: redirected back to the redirect URI with a code", verdicts.codeReturned)
         record("RFC 9207 §2", "sign-in: iss on the success redirect", verdicts.iss)
         record("RFC 6749 §4.1.2", "state: round trip with reserved and non-ASCII characters", verdicts.state)
         guard let back = flow.back(options.redirectURI), let code = back.value("code") else { return }
         redactor.register(code)
-        record("PRODUCT state", "state: re-encoded with only unreserved characters bare", Verdicts.stateEncoding(rawQuery: back.rawQuery, state: Self.trickyState))
+        record(
+            "PRODUCT state", "state: re-encoded with only unreserved characters bare",
+            Verdicts.stateEncoding(rawQuery: back.rawQuery, state: Self.trickyState))
 
         let answer = try exchange(code: code, verifier: pair.verifier, redirectURI: options.redirectURI, key: options.clientID)
         record("PRODUCT exchange", "exchange: 200 with the session and the user", Verdicts.sessionShape(answer))
@@ -254,11 +267,17 @@ public final class Suite {
         let email = (session.json?["user"] as? [String: Any])?["email"] as? String
         record(
             "PRODUCT sessions", "GET /v1/auth/session: 200 with the signed-in user",
-            .expect(session.status == 200 && email?.lowercased() == options.email.lowercased(), Verdicts.describe(session) + (email == nil ? " without user.email" : "")))
+            .expect(
+                session.status == 200 && email?.lowercased() == options.email.lowercased(),
+                Verdicts.describe(session) + (email == nil ? " without user.email" : "")))
         let anonymous = try agent.send(.get, "/v1/auth/session", headers: [("Accept", "application/json")])
-        record("PRODUCT sessions", "GET /v1/auth/session: 401 without an access token", .expect(anonymous.status == 401, Verdicts.describe(anonymous)))
+        record(
+            "PRODUCT sessions", "GET /v1/auth/session: 401 without an access token",
+            .expect(anonymous.status == 401, Verdicts.describe(anonymous)))
         let bogus = try sessionStatus("zat_" + String(repeating: "A", count: 43))
-        record("PRODUCT sessions", "GET /v1/auth/session: 401 for an unknown access token", .expect(bogus.status == 401, Verdicts.describe(bogus)))
+        record(
+            "PRODUCT sessions", "GET /v1/auth/session: 401 for an unknown access token",
+            .expect(bogus.status == 401, Verdicts.describe(bogus)))
     }
 
     // MARK: Start errors
@@ -273,13 +292,17 @@ public final class Suite {
         }
         var twice = base
         twice.pairs.append(("state", "second"))
-        try shown("RFC 6749 §3.1", "start: a parameter given twice → 400 invalid_request, shown", twice, status: 400, error: "invalid_request")
-        try shown("RFC 6749 §4.1.2.1", "start: client_id missing → 400 invalid_client, shown", base.removing("client_id"), status: 400, error: "invalid_client")
+        try shown(
+            "RFC 6749 §3.1", "start: a parameter given twice → 400 invalid_request, shown", twice, status: 400, error: "invalid_request")
+        try shown(
+            "RFC 6749 §4.1.2.1", "start: client_id missing → 400 invalid_client, shown", base.removing("client_id"), status: 400,
+            error: "invalid_client")
         try shown(
             "RFC 6749 §4.1.2.1", "start: client_id unknown → 400 invalid_client, shown",
             base.setting("client_id", "pk_test_" + String(repeating: "Z", count: 43)), status: 400, error: "invalid_client")
         try shown(
-            "RFC 6749 §3.1.2.4", "start: redirect_uri missing → 400 redirect_uri_required, shown", base.removing("redirect_uri"), status: 400,
+            "RFC 6749 §3.1.2.4", "start: redirect_uri missing → 400 redirect_uri_required, shown", base.removing("redirect_uri"),
+            status: 400,
             error: "redirect_uri_required")
         let variants: [(String, String)] = [
             ("another path", options.redirectURI + "-other"),
@@ -298,16 +321,26 @@ public final class Suite {
                 "PRODUCT loopback matching", "start: 127.0.0.1 and localhost are different hosts → 400 redirect_uri_mismatch",
                 base.setting("redirect_uri", other), status: 400, error: "redirect_uri_mismatch")
         }
-        try shown("PRODUCT state", "start: state missing → 400 invalid_state, shown", base.removing("state"), status: 400, error: "invalid_state")
-        try shown("RFC 6749 §3.1", "start: state empty counts as missing → 400 invalid_state", base.setting("state", ""), status: 400, error: "invalid_state")
         try shown(
-            "PRODUCT state", "start: state of 513 characters → 400 invalid_state", base.setting("state", String(repeating: "s", count: 513)),
+            "PRODUCT state", "start: state missing → 400 invalid_state, shown", base.removing("state"), status: 400, error: "invalid_state")
+        try shown(
+            "RFC 6749 §3.1", "start: state empty counts as missing → 400 invalid_state", base.setting("state", ""), status: 400,
+            error: "invalid_state")
+        try shown(
+            "PRODUCT state", "start: state of 513 characters → 400 invalid_state",
+            base.setting("state", String(repeating: "s", count: 513)),
             status: 400, error: "invalid_state")
-        try shown("PRODUCT state", "start: state with a C0 control → 400 invalid_state", base.setting("state", "a\u{01}b"), status: 400, error: "invalid_state")
-        try shown("PRODUCT state", "start: state with a C1 control → 400 invalid_state", base.setting("state", "a\u{85}b"), status: 400, error: "invalid_state")
+        try shown(
+            "PRODUCT state", "start: state with a C0 control → 400 invalid_state", base.setting("state", "a\u{01}b"), status: 400,
+            error: "invalid_state")
+        try shown(
+            "PRODUCT state", "start: state with a C1 control → 400 invalid_state", base.setting("state", "a\u{85}b"), status: 400,
+            error: "invalid_state")
         let invalidUTF8 = base.path + "?" + FormURLEncoding.encode(base.removing("state").pairs) + "&state=%FF%FE"
         let utf8Answer = try browser.get(invalidUTF8, accept: json)
-        record("PRODUCT state", "start: state that is not UTF-8 → 400 invalid_state", Verdicts.shownError(utf8Answer, status: 400, error: "invalid_state"))
+        record(
+            "PRODUCT state", "start: state that is not UTF-8 → 400 invalid_state",
+            Verdicts.shownError(utf8Answer, status: 400, error: "invalid_state"))
         let longest = try browser.get(base.setting("state", String(repeating: "é", count: 512)).target())
         record(
             "PRODUCT state", "start: state of 512 non-ASCII characters is accepted",
@@ -316,7 +349,9 @@ public final class Suite {
         // Order (PRODUCT.md "Start: order of checks").
         var duplicateFirst = base.setting("client_id", "pk_test_unknown").removing("redirect_uri")
         duplicateFirst.pairs.append(("code_challenge", challenge))
-        try shown("PRODUCT start order 1", "start order: a repeated parameter wins over an unknown client", duplicateFirst, status: 400, error: "invalid_request")
+        try shown(
+            "PRODUCT start order 1", "start order: a repeated parameter wins over an unknown client", duplicateFirst, status: 400,
+            error: "invalid_request")
         try shown(
             "PRODUCT start order 2", "start order: an unknown client wins over a missing redirect_uri",
             base.setting("client_id", "pk_test_unknown").removing("redirect_uri"), status: 400, error: "invalid_client")
@@ -349,18 +384,23 @@ public final class Suite {
         try redirected(
             "RFC 7636 §4.4.1, RFC 9700 §2.1.1", "pkce: code_challenge missing → pkce_required, redirected", base.removing("code_challenge"),
             error: "pkce_required")
-        try redirected("RFC 6749 §3.1", "pkce: empty code_challenge counts as missing → pkce_required", base.setting("code_challenge", ""), error: "pkce_required")
         try redirected(
-            "RFC 7636 §4.3", "pkce: code_challenge_method missing is not plain → pkce_method_unsupported", base.removing("code_challenge_method"),
+            "RFC 6749 §3.1", "pkce: empty code_challenge counts as missing → pkce_required", base.setting("code_challenge", ""),
+            error: "pkce_required")
+        try redirected(
+            "RFC 7636 §4.3", "pkce: code_challenge_method missing is not plain → pkce_method_unsupported",
+            base.removing("code_challenge_method"),
             error: "pkce_method_unsupported")
         try redirected(
             "RFC 7636 §7.2", "pkce: code_challenge_method=plain → pkce_method_unsupported", base.setting("code_challenge_method", "plain"),
             error: "pkce_method_unsupported")
         try redirected(
-            "PRODUCT start 5", "pkce: code_challenge_method=s256 (case) → pkce_method_unsupported", base.setting("code_challenge_method", "s256"),
+            "PRODUCT start 5", "pkce: code_challenge_method=s256 (case) → pkce_method_unsupported",
+            base.setting("code_challenge_method", "s256"),
             error: "pkce_method_unsupported")
         try redirected(
-            "RFC 7636 §4.2", "pkce: a 42-character challenge → invalid_code_challenge", base.setting("code_challenge", String(pair.challenge.dropLast())),
+            "RFC 7636 §4.2", "pkce: a 42-character challenge → invalid_code_challenge",
+            base.setting("code_challenge", String(pair.challenge.dropLast())),
             error: "invalid_code_challenge")
         try redirected(
             "RFC 7636 §4.2", "pkce: a padded challenge → invalid_code_challenge", base.setting("code_challenge", pair.challenge + "="),
@@ -394,7 +434,9 @@ public final class Suite {
         let second = try issue(redirectURI: withRandom)
         let ok = try exchange(second)
         record("RFC 8252 §7.3", "loopback: the exchange with the same port succeeds", .expect(ok.status == 200, Verdicts.describe(ok)))
-        if let issuedTokens = tokens(ok) { _ = try agent.postJSON("/v1/auth/session/revoke", ["token": issuedTokens.refresh], bearer: options.clientID) }
+        if let issuedTokens = tokens(ok) {
+            _ = try agent.postJSON("/v1/auth/session/revoke", ["token": issuedTokens.refresh], bearer: options.clientID)
+        }
     }
 
     // MARK: Exchange errors
@@ -402,12 +444,20 @@ public final class Suite {
     func exchangeErrors() throws(AgentError) {
         let unknownCode = "hoc_" + String(repeating: "Q", count: 43)
         let noKey = try exchange(code: unknownCode, verifier: agent.pkce().verifier, redirectURI: options.redirectURI, key: nil)
-        record("PRODUCT exchange 1", "exchange: no publishable key → 401 invalid_client", Verdicts.jsonError(noKey, status: 401, error: "invalid_client"))
+        record(
+            "PRODUCT exchange 1", "exchange: no publishable key → 401 invalid_client",
+            Verdicts.jsonError(noKey, status: 401, error: "invalid_client"))
         record("RFC 6749 §5.1, PRODUCT exchange", "exchange: Cache-Control no-store on a 401", Verdicts.noStore(noKey))
-        let unknownKey = try exchange(code: unknownCode, verifier: agent.pkce().verifier, redirectURI: options.redirectURI, key: "pk_test_" + String(repeating: "Z", count: 43))
-        record("PRODUCT exchange 1", "exchange: unknown publishable key → 401 invalid_client", Verdicts.jsonError(unknownKey, status: 401, error: "invalid_client"))
+        let unknownKey = try exchange(
+            code: unknownCode, verifier: agent.pkce().verifier, redirectURI: options.redirectURI,
+            key: "pk_test_" + String(repeating: "Z", count: 43))
+        record(
+            "PRODUCT exchange 1", "exchange: unknown publishable key → 401 invalid_client",
+            Verdicts.jsonError(unknownKey, status: 401, error: "invalid_client"))
         let orderOne = try agent.postRaw(Self.exchangePath, Array("not json".utf8), bearer: nil)
-        record("PRODUCT exchange order", "exchange order: no key wins over a broken body", Verdicts.jsonError(orderOne, status: 401, error: "invalid_client"))
+        record(
+            "PRODUCT exchange order", "exchange order: no key wins over a broken body",
+            Verdicts.jsonError(orderOne, status: 401, error: "invalid_client"))
         let bodies: [(String, [UInt8])] = [
             ("not JSON", Array("code=hoc_x".utf8)),
             ("a trailing comma", Array("{\"code\":\"\(unknownCode)\",}".utf8)),
@@ -417,10 +467,15 @@ public final class Suite {
         ]
         for (what, body) in bodies {
             let observed = try agent.postRaw(Self.exchangePath, body, bearer: options.clientID)
-            record("PRODUCT exchange 2", "exchange: body with \(what) → 400 invalid_request", Verdicts.jsonError(observed, status: 400, error: "invalid_request"))
+            record(
+                "PRODUCT exchange 2", "exchange: body with \(what) → 400 invalid_request",
+                Verdicts.jsonError(observed, status: 400, error: "invalid_request"))
         }
-        let unknown = try exchange(code: unknownCode, verifier: agent.pkce().verifier, redirectURI: options.redirectURI, key: options.clientID)
-        record("RFC 6749 §5.2, PRODUCT exchange 3", "exchange: unknown code → 400 invalid_grant", Verdicts.jsonError(unknown, status: 400, error: "invalid_grant"))
+        let unknown = try exchange(
+            code: unknownCode, verifier: agent.pkce().verifier, redirectURI: options.redirectURI, key: options.clientID)
+        record(
+            "RFC 6749 §5.2, PRODUCT exchange 3", "exchange: unknown code → 400 invalid_grant",
+            Verdicts.jsonError(unknown, status: 400, error: "invalid_grant"))
         record("RFC 6749 §5.1, PRODUCT exchange", "exchange: Cache-Control no-store on a 400", Verdicts.noStore(unknown))
         let unknownNoRedirect = try exchange(code: unknownCode, verifier: nil, redirectURI: nil, key: options.clientID)
         record(
@@ -429,7 +484,8 @@ public final class Suite {
 
         // Rows 4–6 each consume a code.
         let missingRedirect = try issue()
-        let r4 = try exchange(code: missingRedirect.code, verifier: "wrong-" + String(repeating: "v", count: 40), redirectURI: nil, key: options.clientID)
+        let r4 = try exchange(
+            code: missingRedirect.code, verifier: "wrong-" + String(repeating: "v", count: 40), redirectURI: nil, key: options.clientID)
         record(
             "PRODUCT exchange 4", "exchange: redirectUri missing → 400 redirect_uri_required (before the verifier)",
             Verdicts.jsonError(r4, status: 400, error: "redirect_uri_required"))
@@ -457,11 +513,15 @@ public final class Suite {
             if let value { body["codeVerifier"] = value }
             let observed = try agent.postJSON(Self.exchangePath, body, bearer: options.clientID)
             agent.remember(observed)
-            record(clause, "pkce: codeVerifier \(what) → 400 pkce_verification_failed", Verdicts.jsonError(observed, status: 400, error: "pkce_verification_failed"))
+            record(
+                clause, "pkce: codeVerifier \(what) → 400 pkce_verification_failed",
+                Verdicts.jsonError(observed, status: 400, error: "pkce_verification_failed"))
         }
         let wrongVerifier = try issue()
         let r6 = try exchange(wrongVerifier, verifier: agent.pkce().verifier)
-        record("RFC 7636 §4.6", "pkce: wrong verifier is refused → 400 pkce_verification_failed", Verdicts.jsonError(r6, status: 400, error: "pkce_verification_failed"))
+        record(
+            "RFC 7636 §4.6", "pkce: wrong verifier is refused → 400 pkce_verification_failed",
+            Verdicts.jsonError(r6, status: 400, error: "pkce_verification_failed"))
         let afterWrong = try exchange(wrongVerifier)
         record(
             "RFC 7636 §4.6, PRODUCT exchange", "pkce: after a wrong verifier the right one no longer works → 400 invalid_grant",
@@ -478,7 +538,9 @@ public final class Suite {
             return
         }
         let replay = try exchange(issued)
-        record("RFC 6749 §4.1.2, PRODUCT exchange", "code: single use → the same code again is 400 invalid_grant", Verdicts.jsonError(replay, status: 400, error: "invalid_grant"))
+        record(
+            "RFC 6749 §4.1.2, PRODUCT exchange", "code: single use → the same code again is 400 invalid_grant",
+            Verdicts.jsonError(replay, status: 400, error: "invalid_grant"))
         let after = try sessionStatus(firstTokens.access)
         let refreshed = try refresh(firstTokens.refresh)
         record(
@@ -501,11 +563,14 @@ public final class Suite {
                 invalidReplay.status == 400 && invalidReplay.errorCode == "invalid_grant" && still.status == 200,
                 "replay \(Verdicts.describe(invalidReplay)), then GET /v1/auth/session \(still.status)"))
         if options.productionClientID != nil {
-            let otherEnvironment = try exchange(code: second.code, verifier: second.verifier, redirectURI: second.redirectURI, key: options.productionClientID)
+            let otherEnvironment = try exchange(
+                code: second.code, verifier: second.verifier, redirectURI: second.redirectURI, key: options.productionClientID)
             let stillAfter = try sessionStatus(live.access)
             record(
                 "PRODUCT exchange 3", "replay: a replay with another environment's key does not end the session",
-                .expect(otherEnvironment.status == 400 && stillAfter.status == 200, "replay \(Verdicts.describe(otherEnvironment)), then session \(stillAfter.status)"))
+                .expect(
+                    otherEnvironment.status == 400 && stillAfter.status == 200,
+                    "replay \(Verdicts.describe(otherEnvironment)), then session \(stillAfter.status)"))
         }
         _ = try agent.postJSON("/v1/auth/session/revoke", ["token": live.refresh], bearer: options.clientID)
     }
@@ -553,7 +618,8 @@ public final class Suite {
 
     func readReuseGrace() -> Int? {
         guard let secretKey = options.secretKey,
-            let observed = try? agent.send(.get, "/v1/admin/settings", headers: [("Authorization", "Bearer \(secretKey)"), ("Accept", "application/json")])
+            let observed = try? agent.send(
+                .get, "/v1/admin/settings", headers: [("Authorization", "Bearer \(secretKey)"), ("Accept", "application/json")])
         else { return nil }
         return (observed.json?["refreshReuseGraceSeconds"] as? NSNumber)?.intValue
     }
@@ -571,32 +637,47 @@ public final class Suite {
         guard let pair2 = tokens(second) else { return }
         record(
             "RFC 9700 §4.14.2", "refresh: both tokens rotate",
-            .expect(pair2.refresh != pair1.refresh && pair2.access != pair1.access, pair2.refresh != pair1.refresh ? "new refresh and access tokens" : "the same refresh token came back"))
+            .expect(
+                pair2.refresh != pair1.refresh && pair2.access != pair1.access,
+                pair2.refresh != pair1.refresh ? "new refresh and access tokens" : "the same refresh token came back"))
         let noKey = try agent.postJSON("/v1/auth/session/refresh", ["refreshToken": pair2.refresh], bearer: nil)
-        record("PRODUCT sessions", "refresh: no publishable key → 401 invalid_client", Verdicts.jsonError(noKey, status: 401, error: "invalid_client"))
+        record(
+            "PRODUCT sessions", "refresh: no publishable key → 401 invalid_client",
+            Verdicts.jsonError(noKey, status: 401, error: "invalid_client"))
         let garbage = try refresh("zrt_" + String(repeating: "R", count: 43))
-        record("PRODUCT sessions", "refresh: unknown refresh token → 400 invalid_grant", Verdicts.jsonError(garbage, status: 400, error: "invalid_grant"))
+        record(
+            "PRODUCT sessions", "refresh: unknown refresh token → 400 invalid_grant",
+            Verdicts.jsonError(garbage, status: 400, error: "invalid_grant"))
 
         let grace = readReuseGrace()
         if let grace, grace > 0 {
-            record("RFC 9700 §4.14.2", "refresh: reuse of a rotated token revokes the session", .skip("the environment's refreshReuseGraceSeconds is \(grace); reuse within it is allowed"))
+            record(
+                "RFC 9700 §4.14.2", "refresh: reuse of a rotated token revokes the session",
+                .skip("the environment's refreshReuseGraceSeconds is \(grace); reuse within it is allowed"))
             return
         }
         let reuse = try refresh(pair1.refresh)
         var seen = "reuse \(Verdicts.describe(reuse))"
-        if reuse.status == 200 && grace == nil { seen += " (if the environment has a reuse grace, pass --secret-key so the client can read it)" }
-        record("RFC 9700 §4.14.2, PRODUCT sessions", "refresh: reuse of a rotated token → 400 invalid_grant", Verdicts.jsonError(reuse, status: 400, error: "invalid_grant").withSeen(seen))
+        if reuse.status == 200 && grace == nil {
+            seen += " (if the environment has a reuse grace, pass --secret-key so the client can read it)"
+        }
+        record(
+            "RFC 9700 §4.14.2, PRODUCT sessions", "refresh: reuse of a rotated token → 400 invalid_grant",
+            Verdicts.jsonError(reuse, status: 400, error: "invalid_grant").withSeen(seen))
         let newest = try refresh(pair2.refresh)
         let access = try sessionStatus(pair2.access)
         record(
             "RFC 9700 §4.14.2, PRODUCT sessions", "refresh: reuse revoked the whole session (newest token and access token dead)",
-            .expect(newest.status == 400 && newest.errorCode == "invalid_grant" && access.status == 401, "newest refresh \(Verdicts.describe(newest)), GET /v1/auth/session \(access.status)"))
+            .expect(
+                newest.status == 400 && newest.errorCode == "invalid_grant" && access.status == 401,
+                "newest refresh \(Verdicts.describe(newest)), GET /v1/auth/session \(access.status)"))
     }
 
     // MARK: Revoke
 
     func revokeChecks() throws(AgentError) {
-        let garbage = try agent.postJSON("/v1/auth/session/revoke", ["token": "zrt_" + String(repeating: "G", count: 43)], bearer: options.clientID)
+        let garbage = try agent.postJSON(
+            "/v1/auth/session/revoke", ["token": "zrt_" + String(repeating: "G", count: 43)], bearer: options.clientID)
         record("RFC 7009 §2.2", "revoke: an unknown token → 200", .expect(garbage.status == 200, Verdicts.describe(garbage)))
         let issued = try issue()
         guard let pair = tokens(try exchange(issued)) else {
@@ -636,14 +717,19 @@ public final class Suite {
             record(
                 clause, title,
                 Verdicts.redirectedError(
-                    observed, redirectURI: options.redirectURI, error: error, state: state, issuer: options.issuer, descriptionPrefix: prefix))
+                    observed, redirectURI: options.redirectURI, error: error, state: state, issuer: options.issuer,
+                    descriptionPrefix: prefix))
         }
-        try redirected("RFC 6749 §4.1.2.1", "/oauth2/authorize: response_type missing → invalid_request", base.removing("response_type"), error: "invalid_request", prefix: nil)
         try redirected(
-            "RFC 6749 §4.1.2.1, RFC 9700 §2.1.2", "/oauth2/authorize: response_type=token → unsupported_response_type", base.setting("response_type", "token"),
+            "RFC 6749 §4.1.2.1", "/oauth2/authorize: response_type missing → invalid_request", base.removing("response_type"),
+            error: "invalid_request", prefix: nil)
+        try redirected(
+            "RFC 6749 §4.1.2.1, RFC 9700 §2.1.2", "/oauth2/authorize: response_type=token → unsupported_response_type",
+            base.setting("response_type", "token"),
             error: "unsupported_response_type", prefix: nil)
         try redirected(
-            "RFC 7636 §4.4.1", "/oauth2/authorize: no challenge → invalid_request with pkce_required first", base.removing("code_challenge"),
+            "RFC 7636 §4.4.1", "/oauth2/authorize: no challenge → invalid_request with pkce_required first",
+            base.removing("code_challenge"),
             error: "invalid_request", prefix: "pkce_required")
         try redirected(
             "RFC 7636 §4.4.1", "/oauth2/authorize: plain → invalid_request with pkce_method_unsupported first",
@@ -665,14 +751,20 @@ public final class Suite {
         record("RFC 6749 §5.1", "/oauth2/token authorization_code: 200 with the RFC token response", Verdicts.tokenShape(granted))
         record("RFC 6749 §5.1", "/oauth2/token: Cache-Control no-store on the 200", Verdicts.noStore(granted))
         if let refreshToken = granted.json?["refresh_token"] as? String {
-            let refreshed = try agent.postForm(tokenEndpoint, [("grant_type", "refresh_token"), ("refresh_token", refreshToken), ("client_id", options.clientID)])
+            let refreshed = try agent.postForm(
+                tokenEndpoint, [("grant_type", "refresh_token"), ("refresh_token", refreshToken), ("client_id", options.clientID)])
             agent.remember(refreshed)
             record("RFC 6749 §6", "/oauth2/token refresh_token: 200 with a rotated pair", Verdicts.tokenShape(refreshed))
-            let reused = try agent.postForm(tokenEndpoint, [("grant_type", "refresh_token"), ("refresh_token", refreshToken), ("client_id", options.clientID)])
+            let reused = try agent.postForm(
+                tokenEndpoint, [("grant_type", "refresh_token"), ("refresh_token", refreshToken), ("client_id", options.clientID)])
             if let grace = readReuseGrace(), grace > 0 {
-                record("RFC 9700 §4.14.2", "/oauth2/token: reuse of a rotated refresh token → invalid_grant", .skip("refreshReuseGraceSeconds is \(grace)"))
+                record(
+                    "RFC 9700 §4.14.2", "/oauth2/token: reuse of a rotated refresh token → invalid_grant",
+                    .skip("refreshReuseGraceSeconds is \(grace)"))
             } else {
-                record("RFC 9700 §4.14.2", "/oauth2/token: reuse of a rotated refresh token → invalid_grant", Verdicts.jsonError(reused, status: 400, error: "invalid_grant"))
+                record(
+                    "RFC 9700 §4.14.2", "/oauth2/token: reuse of a rotated refresh token → invalid_grant",
+                    Verdicts.jsonError(reused, status: 400, error: "invalid_grant"))
             }
         }
         // A code from the product start works at /oauth2/token (and is then single use on either).
@@ -684,40 +776,60 @@ public final class Suite {
                 ("redirect_uri", fromStart.redirectURI), ("client_id", options.clientID),
             ])
         record(
-            "RFC 6749 §5.2, PRODUCT standard OAuth surface", "/oauth2/token: wrong verifier → invalid_grant with pkce_verification_failed first",
+            "RFC 6749 §5.2, PRODUCT standard OAuth surface",
+            "/oauth2/token: wrong verifier → invalid_grant with pkce_verification_failed first",
             Verdicts.jsonError(crossed, status: 400, error: "invalid_grant", descriptionPrefix: "pkce_verification_failed"))
         let fromAuthorize = try issue(standard: true)
         let onProduct = try exchange(fromAuthorize)
         record(
             "PRODUCT standard OAuth surface", "a code from /oauth2/authorize works at /v1/auth/handoff/exchange",
             .expect(onProduct.status == 200, Verdicts.describe(onProduct)))
-        if let issuedTokens = tokens(onProduct) { _ = try agent.postJSON("/v1/auth/session/revoke", ["token": issuedTokens.refresh], bearer: options.clientID) }
+        if let issuedTokens = tokens(onProduct) {
+            _ = try agent.postJSON("/v1/auth/session/revoke", ["token": issuedTokens.refresh], bearer: options.clientID)
+        }
 
-        let unsupported = try agent.postForm(tokenEndpoint, [("grant_type", "password"), ("username", "x"), ("password", "y"), ("client_id", options.clientID)])
-        record("RFC 6749 §5.2, RFC 9700 §2.4", "/oauth2/token: grant_type=password → unsupported_grant_type", Verdicts.jsonError(unsupported, status: 400, error: "unsupported_grant_type"))
+        let unsupported = try agent.postForm(
+            tokenEndpoint, [("grant_type", "password"), ("username", "x"), ("password", "y"), ("client_id", options.clientID)])
+        record(
+            "RFC 6749 §5.2, RFC 9700 §2.4", "/oauth2/token: grant_type=password → unsupported_grant_type",
+            Verdicts.jsonError(unsupported, status: 400, error: "unsupported_grant_type"))
         let noClient = try agent.postForm(tokenEndpoint, [("grant_type", "authorization_code"), ("code", "hoc_x"), ("code_verifier", "v")])
-        record("RFC 6749 §5.2", "/oauth2/token: no client_id → 401 invalid_client", Verdicts.jsonError(noClient, status: 401, error: "invalid_client"))
+        record(
+            "RFC 6749 §5.2", "/oauth2/token: no client_id → 401 invalid_client",
+            Verdicts.jsonError(noClient, status: 401, error: "invalid_client"))
         let repeated = try agent.postForm(
             tokenEndpoint, [("grant_type", "authorization_code"), ("grant_type", "authorization_code"), ("client_id", options.clientID)])
-        record("RFC 6749 §3.2", "/oauth2/token: a repeated parameter → invalid_request", Verdicts.jsonError(repeated, status: 400, error: "invalid_request"))
+        record(
+            "RFC 6749 §3.2", "/oauth2/token: a repeated parameter → invalid_request",
+            Verdicts.jsonError(repeated, status: 400, error: "invalid_request"))
         let unknownCode = try agent.postForm(
             tokenEndpoint,
             [
-                ("grant_type", "authorization_code"), ("code", "hoc_" + String(repeating: "U", count: 43)), ("code_verifier", agent.pkce().verifier),
+                ("grant_type", "authorization_code"), ("code", "hoc_" + String(repeating: "U", count: 43)),
+                ("code_verifier", agent.pkce().verifier),
                 ("redirect_uri", options.redirectURI), ("client_id", options.clientID),
             ])
-        record("RFC 6749 §5.2", "/oauth2/token: unknown code → invalid_grant", Verdicts.jsonError(unknownCode, status: 400, error: "invalid_grant"))
+        record(
+            "RFC 6749 §5.2", "/oauth2/token: unknown code → invalid_grant",
+            Verdicts.jsonError(unknownCode, status: 400, error: "invalid_grant"))
         record("RFC 6749 §5.1", "/oauth2/token: Cache-Control no-store on an error", Verdicts.noStore(unknownCode))
 
-        let revokeGarbage = try agent.postForm(revocationEndpoint, [("token", "zrt_" + String(repeating: "X", count: 43)), ("client_id", options.clientID)])
-        record("RFC 7009 §2.2", "/oauth2/revoke: an unknown token → 200", .expect(revokeGarbage.status == 200, Verdicts.describe(revokeGarbage)))
+        let revokeGarbage = try agent.postForm(
+            revocationEndpoint, [("token", "zrt_" + String(repeating: "X", count: 43)), ("client_id", options.clientID)])
+        record(
+            "RFC 7009 §2.2", "/oauth2/revoke: an unknown token → 200",
+            .expect(revokeGarbage.status == 200, Verdicts.describe(revokeGarbage)))
         let another = try issue()
         if let pair = tokens(try exchange(another)) {
-            let revoked = try agent.postForm(revocationEndpoint, [("token", pair.refresh), ("token_type_hint", "refresh_token"), ("client_id", options.clientID)])
-            let after = try agent.postForm(tokenEndpoint, [("grant_type", "refresh_token"), ("refresh_token", pair.refresh), ("client_id", options.clientID)])
+            let revoked = try agent.postForm(
+                revocationEndpoint, [("token", pair.refresh), ("token_type_hint", "refresh_token"), ("client_id", options.clientID)])
+            let after = try agent.postForm(
+                tokenEndpoint, [("grant_type", "refresh_token"), ("refresh_token", pair.refresh), ("client_id", options.clientID)])
             record(
                 "RFC 7009 §2.1", "/oauth2/revoke: the refresh token → 200, then the refresh grant is invalid_grant",
-                .expect(revoked.status == 200 && after.status == 400 && after.errorCode == "invalid_grant", "revoke \(revoked.status), refresh \(Verdicts.describe(after))"))
+                .expect(
+                    revoked.status == 200 && after.status == 400 && after.errorCode == "invalid_grant",
+                    "revoke \(revoked.status), refresh \(Verdicts.describe(after))"))
         }
     }
 
@@ -733,18 +845,36 @@ public final class Suite {
         let live = try introspect(pair.access, key: secretKey)
         record(
             "RFC 7662 §2.2", "introspection: a live access token is active",
-            .expect(live.status == 200 && live.json?["active"] as? Bool == true, "\(live.status) active=\(live.json?["active"].map { "\($0)" } ?? "missing")"))
+            .expect(
+                live.status == 200 && live.json?["active"] as? Bool == true,
+                "\(live.status) active=\(live.json?["active"].map { "\($0)" } ?? "missing")"))
         let refreshToken = try introspect(pair.refresh, key: secretKey)
-        record("RFC 7662 §2.2", "introspection: a refresh token is not an active access token", .expect(refreshToken.json?["active"] as? Bool == false, "\(refreshToken.status) active=\(refreshToken.json?["active"].map { "\($0)" } ?? "missing")"))
+        record(
+            "RFC 7662 §2.2", "introspection: a refresh token is not an active access token",
+            .expect(
+                refreshToken.json?["active"] as? Bool == false,
+                "\(refreshToken.status) active=\(refreshToken.json?["active"].map { "\($0)" } ?? "missing")"))
         let garbage = try introspect("zat_" + String(repeating: "I", count: 43), key: secretKey)
-        record("RFC 7662 §2.2", "introspection: an unknown token → active false", .expect(garbage.status == 200 && garbage.json?["active"] as? Bool == false, "\(garbage.status) active=\(garbage.json?["active"].map { "\($0)" } ?? "missing")"))
+        record(
+            "RFC 7662 §2.2", "introspection: an unknown token → active false",
+            .expect(
+                garbage.status == 200 && garbage.json?["active"] as? Bool == false,
+                "\(garbage.status) active=\(garbage.json?["active"].map { "\($0)" } ?? "missing")"))
         let anonymous = try introspect(pair.access, key: nil)
-        record("RFC 7662 §2.1", "introspection: no secret key → 401 invalid_client", Verdicts.jsonError(anonymous, status: 401, error: "invalid_client"))
+        record(
+            "RFC 7662 §2.1", "introspection: no secret key → 401 invalid_client",
+            Verdicts.jsonError(anonymous, status: 401, error: "invalid_client"))
         let withPublishable = try introspect(pair.access, key: options.clientID)
-        record("RFC 7662 §2.1", "introspection: a publishable key is not enough → 401", .expect(withPublishable.status == 401, Verdicts.describe(withPublishable)))
+        record(
+            "RFC 7662 §2.1", "introspection: a publishable key is not enough → 401",
+            .expect(withPublishable.status == 401, Verdicts.describe(withPublishable)))
         _ = try agent.postJSON("/v1/auth/session/revoke", ["token": pair.refresh], bearer: options.clientID)
         let revoked = try introspect(pair.access, key: secretKey)
-        record("RFC 7662 §2.2", "introspection: a revoked session's access token → active false", .expect(revoked.json?["active"] as? Bool == false, "\(revoked.status) active=\(revoked.json?["active"].map { "\($0)" } ?? "missing")"))
+        record(
+            "RFC 7662 §2.2", "introspection: a revoked session's access token → active false",
+            .expect(
+                revoked.json?["active"] as? Bool == false,
+                "\(revoked.status) active=\(revoked.json?["active"].map { "\($0)" } ?? "missing")"))
     }
 
     // MARK: Production
@@ -755,25 +885,31 @@ public final class Suite {
         let observed = try browser.get(start(clientID: production, challenge: pair.challenge).target(), accept: "application/json")
         let expected: Set<String> =
             Verdicts.isLoopback(options.redirectURI)
-            ? ["loopback_redirect_not_allowed", "redirect_uri_mismatch"] : ["custom_scheme_not_allowed", "native_redirect_not_verified", "redirect_uri_mismatch"]
+            ? ["loopback_redirect_not_allowed", "redirect_uri_mismatch"]
+            : ["custom_scheme_not_allowed", "native_redirect_not_verified", "redirect_uri_mismatch"]
         let isCustom = !options.redirectURI.hasPrefix("http")
         if Verdicts.isLoopback(options.redirectURI) || isCustom {
             record(
                 "PRODUCT where a sign-in may return", "production: the development callback is refused, shown and never redirected",
                 .expect(
-                    (400..<500).contains(observed.status) && observed.header("Location") == nil && expected.contains(observed.errorCode ?? ""),
+                    (400..<500).contains(observed.status) && observed.header("Location") == nil
+                        && expected.contains(observed.errorCode ?? ""),
                     Verdicts.describe(observed)))
         }
         let issued = try issue()
         let crossed = try exchange(code: issued.code, verifier: issued.verifier, redirectURI: issued.redirectURI, key: production)
-        record("PRODUCT exchange 3", "exchange: a development code with the production key → 400 invalid_grant", Verdicts.jsonError(crossed, status: 400, error: "invalid_grant"))
+        record(
+            "PRODUCT exchange 3", "exchange: a development code with the production key → 400 invalid_grant",
+            Verdicts.jsonError(crossed, status: 400, error: "invalid_grant"))
         let stillUnused = try exchange(issued)
         record(
             "PRODUCT exchange 3", "exchange: that code stays unused and works with its own key",
             .expect(stillUnused.status == 200, Verdicts.describe(stillUnused)))
         if let issuedTokens = tokens(stillUnused) {
             let crossRefresh = try refresh(issuedTokens.refresh, key: production)
-            record("PRODUCT sessions", "refresh: another environment's key → 400 invalid_grant", Verdicts.jsonError(crossRefresh, status: 400, error: "invalid_grant"))
+            record(
+                "PRODUCT sessions", "refresh: another environment's key → 400 invalid_grant",
+                Verdicts.jsonError(crossRefresh, status: 400, error: "invalid_grant"))
             _ = try agent.postJSON("/v1/auth/session/revoke", ["token": issuedTokens.refresh], bearer: options.clientID)
         }
     }
@@ -805,33 +941,41 @@ public final class Suite {
         ]
         for (clause, what, uri) in refused {
             let observed = try register(uri, devSecret)
-            record(clause, "registration: \(what) is refused → 400 invalid_request", Verdicts.jsonError(observed, status: 400, error: "invalid_request"))
+            record(
+                clause, "registration: \(what) is refused → 400 invalid_request",
+                Verdicts.jsonError(observed, status: 400, error: "invalid_request"))
         }
         let scheme = "com.zevauth.conformance:/callback"
         let loopback = "http://127.0.0.1/conformance"
         let devScheme = try register(scheme, devSecret)
         record(
             "PRODUCT admin API", "registration: a custom scheme → 201 kind custom_scheme",
-            .expect(devScheme.status == 201 && devScheme.json?["kind"] as? String == "custom_scheme", Verdicts.describe(devScheme) + " kind \(devScheme.json?["kind"] as? String ?? "missing")"))
+            .expect(
+                devScheme.status == 201 && devScheme.json?["kind"] as? String == "custom_scheme",
+                Verdicts.describe(devScheme) + " kind \(devScheme.json?["kind"] as? String ?? "missing")"))
         _ = try register(scheme, prodSecret)
         _ = try register(loopback, prodSecret)
 
         // A start error for an app is held on a one-button page (no gesture in the current page).
         let pair = agent.pkce()
-        let held = try browser.get(start(clientID: devKey, redirectURI: scheme, state: "held ✓", challenge: pair.challenge).removing("code_challenge").target())
+        let held = try browser.get(
+            start(clientID: devKey, redirectURI: scheme, state: "held ✓", challenge: pair.challenge).removing("code_challenge").target())
         let back = RedirectBack.find(in: held, redirectURI: scheme)
         record(
             "PRODUCT round trip step 3", "custom scheme: a start error is held on the Return to the app page, with state and iss",
             .expect(
-                held.status == 200 && back?.delivery == .heldPage && back?.value("error") == "pkce_required" && back?.value("state") == "held ✓"
+                held.status == 200 && back?.delivery == .heldPage && back?.value("error") == "pkce_required"
+                    && back?.value("state") == "held ✓"
                     && back?.value("iss") == options.issuer,
                 Verdicts.describe(held, redirectURI: scheme)))
-        let prodScheme = try browser.get(start(clientID: prodKey, redirectURI: scheme, challenge: pair.challenge).target(), accept: "application/json")
+        let prodScheme = try browser.get(
+            start(clientID: prodKey, redirectURI: scheme, challenge: pair.challenge).target(), accept: "application/json")
         record(
             "PRODUCT where a sign-in may return", "production: a registered custom scheme → 403 custom_scheme_not_allowed, shown",
             Verdicts.shownError(prodScheme, status: 403, error: "custom_scheme_not_allowed"))
         let prodLoopback = try browser.get(
-            start(clientID: prodKey, redirectURI: Verdicts.withPort(loopback, randomPort()) ?? loopback, challenge: pair.challenge).target(),
+            start(clientID: prodKey, redirectURI: Verdicts.withPort(loopback, randomPort()) ?? loopback, challenge: pair.challenge)
+                .target(),
             accept: "application/json")
         record(
             "PRODUCT where a sign-in may return", "production: a registered loopback → 403 loopback_redirect_not_allowed, shown",
@@ -864,7 +1008,9 @@ public final class Suite {
         let issued = try issue()
         agent.sleep(61)
         let late = try exchange(issued)
-        record("RFC 6749 §4.1.2, PRODUCT round trip", "code: expires 60 s after issue → 400 invalid_grant after 61 s", Verdicts.jsonError(late, status: 400, error: "invalid_grant"))
+        record(
+            "RFC 6749 §4.1.2, PRODUCT round trip", "code: expires 60 s after issue → 400 invalid_grant after 61 s",
+            Verdicts.jsonError(late, status: 400, error: "invalid_grant"))
     }
 }
 

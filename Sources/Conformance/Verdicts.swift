@@ -110,7 +110,8 @@ public struct RedirectBack: Sendable {
 public enum Verdicts {
     /// A snake_case word of at most 64 characters (an OAuth or product error code).
     public static func isErrorCode(_ text: String) -> Bool {
-        !text.isEmpty && text.count <= 64 && text.unicodeScalars.allSatisfy { ("a"..."z").contains($0) || $0 == "_" || ("0"..."9").contains($0) }
+        !text.isEmpty && text.count <= 64
+            && text.unicodeScalars.allSatisfy { ("a"..."z").contains($0) || $0 == "_" || ("0"..."9").contains($0) }
     }
 
     /// The leading error code of an `error_description` (`pkce_required: …` or `pkce_required …`), if any.
@@ -200,7 +201,8 @@ public enum Verdicts {
         }
         if isLoopback(redirectURI) && back.delivery != .seeOther { problems.append("a loopback redirect was not a 303") }
         let seen = describe(observed, redirectURI: redirectURI) + (back.value("state") == state ? ", state and iss" : "")
-        return problems.isEmpty ? .pass(seen) : .fail("\(describe(observed, redirectURI: redirectURI)): \(problems.joined(separator: ", "))")
+        return problems.isEmpty
+            ? .pass(seen) : .fail("\(describe(observed, redirectURI: redirectURI)): \(problems.joined(separator: ", "))")
     }
 
     /// A JSON error answer: `status` and `error`, optionally `error_description` beginning with a product code.
@@ -235,17 +237,20 @@ public enum Verdicts {
     public static func successRedirect(_ observed: Observed, redirectURI: String, state: String, issuer: String) -> (
         codeReturned: Outcome, iss: Outcome, state: Outcome
     ) {
-        guard let back = RedirectBack.find(in: observed, redirectURI: redirectURI), back.value("code") != nil, back.value("error") == nil else {
+        guard let back = RedirectBack.find(in: observed, redirectURI: redirectURI), back.value("code") != nil, back.value("error") == nil
+        else {
             let seen = describe(observed, redirectURI: redirectURI)
             return (.fail(seen), .fail("no success redirect (\(seen))"), .fail("no success redirect (\(seen))"))
         }
         let seen = describe(observed, redirectURI: redirectURI)
         let iss: Outcome =
-            back.value("iss") == issuer ? .pass("iss equals the issuer") : .fail(back.value("iss") == nil ? "no iss" : "iss differs from the issuer")
+            back.value("iss") == issuer
+            ? .pass("iss equals the issuer") : .fail(back.value("iss") == nil ? "no iss" : "iss differs from the issuer")
         let stateOutcome: Outcome =
             back.value("state") == state
             ? .pass("state decoded to the same \(state.unicodeScalars.count) scalars")
-            : .fail(back.value("state") == nil ? "no state" : "state changed (\(back.value("state")!.unicodeScalars.count) scalars came back)")
+            : .fail(
+                back.value("state") == nil ? "no state" : "state changed (\(back.value("state")!.unicodeScalars.count) scalars came back)")
         return (.pass(seen), iss, stateOutcome)
     }
 
@@ -256,7 +261,9 @@ public enum Verdicts {
         guard let raw else { return .fail("no state in the redirect") }
         let expected = FormURLEncoding.percentEncodeUnreserved(state)
         if raw.uppercased() == expected.uppercased() { return .pass("only unreserved characters bare") }
-        let bare = raw.unicodeScalars.filter { !FormURLEncoding.isUnreserved(UInt8(truncatingIfNeeded: $0.value)) && $0 != "%" || !$0.isASCII }
+        let bare = raw.unicodeScalars.filter {
+            !FormURLEncoding.isUnreserved(UInt8(truncatingIfNeeded: $0.value)) && $0 != "%" || !$0.isASCII
+        }
         if raw.contains("+") { return .fail("a space came back as + (or + left bare)") }
         return .fail("encoded differently (\(bare.count) reserved or non-ASCII characters left bare)")
     }
@@ -288,7 +295,9 @@ public enum Verdicts {
         if (json["token_type"] as? String)?.lowercased() != "bearer" { missing.append("token_type Bearer") }
         if !(json["refresh_token"] is String) { missing.append("refresh_token") }
         if !(json["expires_in"] is NSNumber) { missing.append("expires_in") }
-        return missing.isEmpty ? .pass("200 with access_token, token_type, refresh_token, expires_in") : .fail("200 missing \(missing.joined(separator: ", "))")
+        return missing.isEmpty
+            ? .pass("200 with access_token, token_type, refresh_token, expires_in")
+            : .fail("200 missing \(missing.joined(separator: ", "))")
     }
 
     /// `YYYY-MM-DDTHH:MM:SS[.fff]Z`.
@@ -312,18 +321,23 @@ public enum Verdicts {
 
     /// The metadata answer is 200 JSON.
     public static func metadataServed(_ observed: Observed) -> Outcome {
-        .expect(observed.status == 200 && observed.isJSON && observed.json != nil, describe(observed) + (observed.isJSON ? "" : ", not application/json"))
+        .expect(
+            observed.status == 200 && observed.isJSON && observed.json != nil,
+            describe(observed) + (observed.isJSON ? "" : ", not application/json"))
     }
 
     /// `issuer` is identical to the configured issuer (RFC 8414 §3.3).
     public static func metadataIssuer(_ json: [String: Any], issuer: String) -> Outcome {
-        .expect(json["issuer"] as? String == issuer, json["issuer"] is String ? "issuer \(json["issuer"] as? String == issuer ? "identical" : "differs")" : "no issuer")
+        .expect(
+            json["issuer"] as? String == issuer,
+            json["issuer"] is String ? "issuer \(json["issuer"] as? String == issuer ? "identical" : "differs")" : "no issuer")
     }
 
     /// `code_challenge_methods_supported` is exactly `["S256"]`.
     public static func metadataPKCE(_ json: [String: Any]) -> Outcome {
         let methods = json["code_challenge_methods_supported"] as? [String]
-        return .expect(methods == ["S256"], methods.map { "code_challenge_methods_supported \($0)" } ?? "code_challenge_methods_supported missing")
+        return .expect(
+            methods == ["S256"], methods.map { "code_challenge_methods_supported \($0)" } ?? "code_challenge_methods_supported missing")
     }
 
     /// `response_types_supported ["code"]`, both grants, `none` client authentication.
@@ -332,7 +346,9 @@ public enum Verdicts {
         if json["response_types_supported"] as? [String] != ["code"] { problems.append("response_types_supported is not [code]") }
         let grants = Set(json["grant_types_supported"] as? [String] ?? [])
         if !grants.isSuperset(of: ["authorization_code", "refresh_token"]) { problems.append("grant_types_supported lacks a grant") }
-        if grants.contains("implicit") || grants.contains("password") { problems.append("grant_types_supported advertises implicit or password") }
+        if grants.contains("implicit") || grants.contains("password") {
+            problems.append("grant_types_supported advertises implicit or password")
+        }
         if !(json["token_endpoint_auth_methods_supported"] as? [String] ?? []).contains("none") {
             problems.append("token_endpoint_auth_methods_supported lacks none")
         }
@@ -349,7 +365,8 @@ public enum Verdicts {
             }
             if !value.hasPrefix(issuer + "/") { problems.append("\(field) not under the issuer") }
         }
-        return problems.isEmpty ? .pass("authorization, token and revocation endpoints under the issuer") : .fail(problems.joined(separator: "; "))
+        return problems.isEmpty
+            ? .pass("authorization, token and revocation endpoints under the issuer") : .fail(problems.joined(separator: "; "))
     }
 
     /// `authorization_response_iss_parameter_supported` is `true` (RFC 9207 §3).

@@ -61,11 +61,14 @@ func runCLI(_ arguments: [String], environment: [String: String] = [:], password
 
     @Test func createsAUserWithThePasswordFromThePromptOrStdin() throws {
         let email = "cli-\(UUID().uuidString.lowercased())@example.com"
-        let created = runCLI(["user", "create", "--email", email, "--name", "Cli Person", "--password-stdin"], environment: operatorEnv, password: "a long enough password")
+        let created = runCLI(
+            ["user", "create", "--email", email, "--name", "Cli Person", "--password-stdin"], environment: operatorEnv,
+            password: "a long enough password")
         #expect(created.status == 0)
         #expect(created.output.stdout.contains(email))
         #expect(!created.output.stdout.contains("a long enough password"))
-        let duplicate = runCLI(["user", "create", "--email", email, "--name", "Cli Person", "--password", "another long password"], environment: operatorEnv)
+        let duplicate = runCLI(
+            ["user", "create", "--email", email, "--name", "Cli Person", "--password", "another long password"], environment: operatorEnv)
         #expect(duplicate.status == 1)
         #expect(duplicate.output.stderr.contains("conflict"))
         let noPassword = runCLI(["user", "create", "--email", "x@example.com", "--name", "X"], environment: operatorEnv, password: nil)
@@ -78,7 +81,8 @@ func runCLI(_ arguments: [String], environment: [String: String] = [:], password
         #expect(runCLI(["callback", "add", "--uri", "com.a.b:/c"], environment: ["ZEVAUTH_ISSUER": server.issuer]).status == 2)
         #expect(runCLI(["project", "create", "--name", "A"], environment: ["ZEVAUTH_OPERATOR_TOKEN": "x"]).status == 2)
         #expect(runCLI(["app", "add", "windows"], environment: operatorEnv).status == 2)
-        let wrongToken = runCLI(["project", "create", "--name", "A"], environment: ["ZEVAUTH_ISSUER": server.issuer, "ZEVAUTH_OPERATOR_TOKEN": "zop_wrong"])
+        let wrongToken = runCLI(
+            ["project", "create", "--name", "A"], environment: ["ZEVAUTH_ISSUER": server.issuer, "ZEVAUTH_OPERATOR_TOKEN": "zop_wrong"])
         #expect(wrongToken.status == 1)
         #expect(wrongToken.output.stderr.contains("401 invalid_token"))
         let unreachable = runCLI(["project", "create", "--name", "A", "--server", "http://127.0.0.1:1"], environment: operatorEnv)
@@ -93,9 +97,11 @@ func runCLI(_ arguments: [String], environment: [String: String] = [:], password
         let seen = Mutex<[(String, String, [UInt8], String?)]>([])
         func handle(_ request: HTTPRequest) -> HTTPResponse {
             seen.withLock { $0.append((request.method, request.path, request.body, request.headers["authorization"])) }
-            let link = #""link":{"status":"not_verified","checkedAt":"2026-01-01T00:00:00Z","nextCheckAt":null,"problems":[{"code":"file_missing","message":"404 at https://acme.example/.well-known/assetlinks.json"}]}"#
+            let link =
+                #""link":{"status":"not_verified","checkedAt":"2026-01-01T00:00:00Z","nextCheckAt":null,"problems":[{"code":"file_missing","message":"404 at https://acme.example/.well-known/assetlinks.json"}]}"#
             if request.path.hasSuffix("/check") {
-                return HTTPResponse(status: 200, headers: HTTPHeaders([("Content-Type", "application/json")]), body: Array("{\(link)}".utf8))
+                return HTTPResponse(
+                    status: 200, headers: HTTPHeaders([("Content-Type", "application/json")]), body: Array("{\(link)}".utf8))
             }
             let body = #"{"id":"app_1","platform":"android","packageName":"com.acme.app","sha256CertFingerprints":["AB:CD"],\#(link)}"#
             return HTTPResponse(status: 201, headers: HTTPHeaders([("Content-Type", "application/json")]), body: Array(body.utf8))
@@ -112,7 +118,8 @@ func runCLI(_ arguments: [String], environment: [String: String] = [:], password
         defer { server.shutdown(gracePeriodSeconds: 1) }
         let env = ["ZEVAUTH_ISSUER": "http://127.0.0.1:\(server.port)", "ZEVAUTH_SECRET_KEY": "sk_test_cli"]
         let added = runCLI(
-            ["app", "add", "android", "--package-name", "com.acme.app", "--fingerprint", "ab:cd", "--fingerprint", "EF01"], environment: env)
+            ["app", "add", "android", "--package-name", "com.acme.app", "--fingerprint", "ab:cd", "--fingerprint", "EF01"], environment: env
+        )
         #expect(added.status == 0)
         #expect(added.output.stdout.contains("not_verified"))
         #expect(added.output.stdout.contains("file_missing"))

@@ -62,7 +62,8 @@ import ZevAuthTesting
         // A wrong password: the sign-in stops, so checks fail.
         let status = ConformanceCommand.run(
             arguments: [
-                "--issuer", server.issuer, "--client-id", fixture.developmentKey, "--redirect-uri", "http://127.0.0.1/cb", "--email", fixture.email,
+                "--issuer", server.issuer, "--client-id", fixture.developmentKey, "--redirect-uri", "http://127.0.0.1/cb", "--email",
+                fixture.email,
                 "--password", "wrong password 123",
             ],
             write: { lines.append($0) })

@@ -1,6 +1,6 @@
 import Fetch
-import Glibc
 import Foundation
+import Glibc
 import HTTPServer
 import Testing
 
@@ -85,7 +85,9 @@ struct Handler: HTTPHandler {
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, length) } }
         listen(socket, 1)
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(socket, $0, &length) } }
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(socket, $0, &length) }
+        }
         let port = UInt16(bigEndian: address.sin_port)
         var configuration = HTTPClientConfiguration()
         configuration.timeoutMilliseconds = 300

@@ -15,7 +15,8 @@ import Testing
         #expect(Verdicts.shownError(json, status: 400, error: "invalid_state").verdict == .pass)
         #expect(Verdicts.shownError(json, status: 403, error: "invalid_state").verdict == .fail)
         #expect(Verdicts.shownError(json, status: 400, error: "invalid_client").verdict == .fail)
-        let html = Observed(status: 400, headers: [("Content-Type", "text/html")], body: "<p>Error code: <code>redirect_uri_mismatch</code></p>")
+        let html = Observed(
+            status: 400, headers: [("Content-Type", "text/html")], body: "<p>Error code: <code>redirect_uri_mismatch</code></p>")
         #expect(Verdicts.shownError(html, status: 400, error: "redirect_uri_mismatch").verdict == .pass)
         let redirected = Observed(status: 400, headers: [("Location", redirect + "?error=invalid_state")], body: "")
         #expect(Verdicts.shownError(redirected, status: 400, error: "invalid_state").verdict == .fail)
@@ -23,24 +24,35 @@ import Testing
 
     @Test func redirectedErrorNeedsStateAndIss() {
         let good = location("error=pkce_required&state=a%20b&iss=https%3A%2F%2Fauth.example")
-        #expect(Verdicts.redirectedError(good, redirectURI: redirect, error: "pkce_required", state: "a b", issuer: issuer).verdict == .pass)
+        #expect(
+            Verdicts.redirectedError(good, redirectURI: redirect, error: "pkce_required", state: "a b", issuer: issuer).verdict == .pass)
         let noIss = location("error=pkce_required&state=a%20b")
-        #expect(Verdicts.redirectedError(noIss, redirectURI: redirect, error: "pkce_required", state: "a b", issuer: issuer).seen.contains("no iss"))
+        #expect(
+            Verdicts.redirectedError(noIss, redirectURI: redirect, error: "pkce_required", state: "a b", issuer: issuer).seen.contains(
+                "no iss"))
         let changedState = location("error=pkce_required&state=a%2Bb&iss=https%3A%2F%2Fauth.example")
-        #expect(Verdicts.redirectedError(changedState, redirectURI: redirect, error: "pkce_required", state: "a b", issuer: issuer).verdict == .fail)
+        #expect(
+            Verdicts.redirectedError(changedState, redirectURI: redirect, error: "pkce_required", state: "a b", issuer: issuer).verdict
+                == .fail)
         let wrongCode = location("error=invalid_request&state=a%20b&iss=https%3A%2F%2Fauth.example")
-        #expect(Verdicts.redirectedError(wrongCode, redirectURI: redirect, error: "pkce_required", state: "a b", issuer: issuer).verdict == .fail)
+        #expect(
+            Verdicts.redirectedError(wrongCode, redirectURI: redirect, error: "pkce_required", state: "a b", issuer: issuer).verdict
+                == .fail)
         let elsewhere = Observed(status: 303, headers: [("Location", "http://127.0.0.1:5000/other?error=pkce_required")])
-        #expect(Verdicts.redirectedError(elsewhere, redirectURI: redirect, error: "pkce_required", state: "a b", issuer: issuer).verdict == .fail)
+        #expect(
+            Verdicts.redirectedError(elsewhere, redirectURI: redirect, error: "pkce_required", state: "a b", issuer: issuer).verdict
+                == .fail)
     }
 
     @Test func standardErrorsCarryTheProductCodeFirst() {
-        let observed = location("error=invalid_request&error_description=pkce_required%3A%20send%20a%20challenge&state=s&iss=https%3A%2F%2Fauth.example")
+        let observed = location(
+            "error=invalid_request&error_description=pkce_required%3A%20send%20a%20challenge&state=s&iss=https%3A%2F%2Fauth.example")
         let pass = Verdicts.redirectedError(
             observed, redirectURI: redirect, error: "invalid_request", state: "s", issuer: issuer, descriptionPrefix: "pkce_required")
         #expect(pass.verdict == .pass)
         let fail = Verdicts.redirectedError(
-            observed, redirectURI: redirect, error: "invalid_request", state: "s", issuer: issuer, descriptionPrefix: "pkce_method_unsupported")
+            observed, redirectURI: redirect, error: "invalid_request", state: "s", issuer: issuer,
+            descriptionPrefix: "pkce_method_unsupported")
         #expect(fail.verdict == .fail)
         #expect(Verdicts.leadingCode("pkce_verification_failed: the verifier does not match") == "pkce_verification_failed")
         #expect(Verdicts.leadingCode("The verifier does not match") == nil)
@@ -104,7 +116,8 @@ import Testing
     }
 
     @Test func sessionShapeNamesWhatIsMissing() {
-        let good = #"{"session":{"id":"s","accessToken":"a","refreshToken":"r","tokenType":"Bearer","expiresIn":900,"expiresAt":"2026-01-01T00:00:00Z","idleExpiresAt":"2026-01-01T00:00:00Z"},"user":{"id":"u","email":"e","name":"n","imageUrl":null}}"#
+        let good =
+            #"{"session":{"id":"s","accessToken":"a","refreshToken":"r","tokenType":"Bearer","expiresIn":900,"expiresAt":"2026-01-01T00:00:00Z","idleExpiresAt":"2026-01-01T00:00:00Z"},"user":{"id":"u","email":"e","name":"n","imageUrl":null}}"#
         #expect(Verdicts.sessionShape(Observed(status: 200, body: good)).verdict == .pass)
         let bad = Verdicts.sessionShape(Observed(status: 200, body: #"{"session":{"id":"s"},"user":{}}"#))
         #expect(bad.verdict == .fail)
@@ -119,7 +132,8 @@ import Testing
     }
 
     @Test func readsDevJSONAndLetsFlagsWin() throws {
-        let dev = #"{"issuer":"http://127.0.0.1:8080/","operatorToken":"zop_1234567890","development":{"publishableKey":"pk_test_a","secretKey":"sk_test_b"},"production":{"publishableKey":"pk_live_c","secretKey":"sk_live_d"},"user":{"email":"a@b.test","password":"pw-0123456789"},"callbacks":["com.x.y:/cb","http://127.0.0.1/callback"]}"#
+        let dev =
+            #"{"issuer":"http://127.0.0.1:8080/","operatorToken":"zop_1234567890","development":{"publishableKey":"pk_test_a","secretKey":"sk_test_b"},"production":{"publishableKey":"pk_live_c","secretKey":"sk_live_d"},"user":{"email":"a@b.test","password":"pw-0123456789"},"callbacks":["com.x.y:/cb","http://127.0.0.1/callback"]}"#
         let options = try Options.parse(["--dev-json", "dev.json", "--email", "other@b.test", "--slow"]) { _ in Data(dev.utf8) }
         #expect(options.issuer == "http://127.0.0.1:8080")
         #expect(options.clientID == "pk_test_a")
@@ -157,7 +171,9 @@ import Testing
         redactor.register("correct horse battery")
         let leaky = CheckResult(
             clause: "RFC 7636 §4.6", title: "leak",
-            outcome: .fail("verifier \(verifier), password correct horse battery, code hoc_abcdefghijklmnop, token zat_ABCDEFGHIJKL, key sk_live_QWERTYUIOPAS, client pk_test_visible"))
+            outcome: .fail(
+                "verifier \(verifier), password correct horse battery, code hoc_abcdefghijklmnop, token zat_ABCDEFGHIJKL, key sk_live_QWERTYUIOPAS, client pk_test_visible"
+            ))
         let formatter = ReportFormatter(redactor: redactor)
         for output in [formatter.line(leaky), formatter.json([leaky]), formatter.junit([leaky])] {
             for secret in [verifier, "correct horse battery", "hoc_abcdefghijklmnop", "zat_ABCDEFGHIJKL", "sk_live_QWERTYUIOPAS"] {
