@@ -835,6 +835,12 @@ public final class Suite {
 
     // MARK: Introspection
 
+    /// `active` of an introspection answer as `true`/`false`/`missing` (never the token).
+    static func active(_ observed: Observed) -> String {
+        guard let value = observed.json?["active"] else { return "missing" }
+        return (value as? Bool).map { $0 ? "true" : "false" } ?? "not a boolean"
+    }
+
     func introspectionChecks() throws(AgentError) {
         guard let secretKey = options.secretKey else { return }
         let issued = try issue()
@@ -847,19 +853,19 @@ public final class Suite {
             "RFC 7662 §2.2", "introspection: a live access token is active",
             .expect(
                 live.status == 200 && live.json?["active"] as? Bool == true,
-                "\(live.status) active=\(live.json?["active"].map { "\($0)" } ?? "missing")"))
+                "\(live.status) active=\(Self.active(live))"))
         let refreshToken = try introspect(pair.refresh, key: secretKey)
         record(
             "RFC 7662 §2.2", "introspection: a refresh token is not an active access token",
             .expect(
                 refreshToken.json?["active"] as? Bool == false,
-                "\(refreshToken.status) active=\(refreshToken.json?["active"].map { "\($0)" } ?? "missing")"))
+                "\(refreshToken.status) active=\(Self.active(refreshToken))"))
         let garbage = try introspect("zat_" + String(repeating: "I", count: 43), key: secretKey)
         record(
             "RFC 7662 §2.2", "introspection: an unknown token → active false",
             .expect(
                 garbage.status == 200 && garbage.json?["active"] as? Bool == false,
-                "\(garbage.status) active=\(garbage.json?["active"].map { "\($0)" } ?? "missing")"))
+                "\(garbage.status) active=\(Self.active(garbage))"))
         let anonymous = try introspect(pair.access, key: nil)
         record(
             "RFC 7662 §2.1", "introspection: no secret key → 401 invalid_client",
@@ -874,7 +880,7 @@ public final class Suite {
             "RFC 7662 §2.2", "introspection: a revoked session's access token → active false",
             .expect(
                 revoked.json?["active"] as? Bool == false,
-                "\(revoked.status) active=\(revoked.json?["active"].map { "\($0)" } ?? "missing")"))
+                "\(revoked.status) active=\(Self.active(revoked))"))
     }
 
     // MARK: Production
