@@ -100,11 +100,14 @@ extension PostgresStore {
         ), presented AS (
             SELECT r.session_id, r.generation, s.revoked_at, s.revoked_reason, s.auth_time, s.last_refreshed_at,
                    u.closed_at,
-                   COALESCE(
+                   -- Within the reuse grace only when one is configured: a request's time is read before its
+                   -- statement runs, so at grace 0 a loser timed just before the winner's rotation (or an
+                   -- instance whose clock is behind) must still count as reuse.
+                   env.refresh_reuse_grace_seconds > 0 AND to_timestamp($3::float8) < COALESCE(
                        (SELECT min(later.issued_at) FROM refresh_tokens later
                         WHERE later.session_id = r.session_id AND later.generation > r.generation),
                        to_timestamp($3::float8)
-                   ) + make_interval(secs => env.refresh_reuse_grace_seconds) AS grace_until
+                   ) + make_interval(secs => env.refresh_reuse_grace_seconds) AS in_grace
             FROM refresh_tokens r JOIN sessions s ON s.id = r.session_id JOIN users u ON u.id = s.user_id
             JOIN env ON env.id = s.environment_id
             WHERE r.token_hash = $2
@@ -112,22 +115,22 @@ extension PostgresStore {
             UPDATE sessions s SET
                 generation = CASE WHEN s.generation = p.generation THEN s.generation + 1 ELSE s.generation END,
                 revoked_at = CASE
-                    WHEN s.generation = p.generation OR to_timestamp($3::float8) < p.grace_until THEN NULL
+                    WHEN s.generation = p.generation OR p.in_grace THEN NULL
                     ELSE to_timestamp($3::float8) END,
                 revoked_reason = CASE
-                    WHEN s.generation = p.generation OR to_timestamp($3::float8) < p.grace_until THEN NULL
+                    WHEN s.generation = p.generation OR p.in_grace THEN NULL
                     ELSE 'refresh_token_reuse' END,
                 last_refreshed_at = CASE
-                    WHEN s.generation = p.generation OR to_timestamp($3::float8) < p.grace_until THEN to_timestamp($3::float8)
+                    WHEN s.generation = p.generation OR p.in_grace THEN to_timestamp($3::float8)
                     ELSE s.last_refreshed_at END,
                 access_token_hash = CASE
-                    WHEN s.generation = p.generation OR to_timestamp($3::float8) < p.grace_until THEN $4
+                    WHEN s.generation = p.generation OR p.in_grace THEN $4
                     ELSE s.access_token_hash END,
                 refresh_token_hash = CASE
-                    WHEN s.generation = p.generation OR to_timestamp($3::float8) < p.grace_until THEN $5
+                    WHEN s.generation = p.generation OR p.in_grace THEN $5
                     ELSE s.refresh_token_hash END,
                 access_expires_at = CASE
-                    WHEN s.generation = p.generation OR to_timestamp($3::float8) < p.grace_until
+                    WHEN s.generation = p.generation OR p.in_grace
                     THEN to_timestamp($3::float8) + make_interval(mins => env.access_token_ttl_minutes)
                     ELSE s.access_expires_at END
             FROM presented p, env
