@@ -270,22 +270,24 @@ public final class PostgresStore: Sendable {
     }
 
     /// Records a pending sign-in.
+    /// - Parameter standardEndpoint: whether `/oauth2/authorize` (not `/v1/auth/zevid/start`) started it.
     /// - Returns: its id (a UUID, not a secret: the browser binding protects it).
     public func createAuthorizationRequest(
-        _ request: ValidatedStartRequest, browserBindingHash: String, browserSessionID: String?, now: Date, lifetimeSeconds: Double
+        _ request: ValidatedStartRequest, standardEndpoint: Bool = false, browserBindingHash: String, browserSessionID: String?,
+        now: Date, lifetimeSeconds: Double
     ) throws -> String {
         try pool.query(
             """
             INSERT INTO authorization_requests (environment_id, redirect_uri, redirect_kind, state, code_challenge,
-                prompt_login, login_hint, browser_binding_hash, browser_session_id, created_at, expires_at)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, to_timestamp($10::float8), to_timestamp($11::float8))
+                prompt_login, login_hint, browser_binding_hash, browser_session_id, created_at, expires_at, standard_endpoint)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, to_timestamp($10::float8), to_timestamp($11::float8), $12)
             RETURNING id
             """,
             [
                 request.environmentID, request.redirect.raw, request.redirect.kind.rawValue, request.state.value,
                 request.challenge.value, request.prompt == .login ? "true" : "false", request.loginHint,
                 browserBindingHash, browserSessionID, SQLTime.parameter(now),
-                SQLTime.parameter(now.addingTimeInterval(lifetimeSeconds)),
+                SQLTime.parameter(now.addingTimeInterval(lifetimeSeconds)), standardEndpoint ? "true" : "false",
             ]
         ).rows[0].string("id")
     }
@@ -297,7 +299,7 @@ public final class PostgresStore: Sendable {
             let row = try pool.query(
                 """
                 SELECT id, environment_id, redirect_uri, redirect_kind, state, code_challenge, prompt_login, login_hint,
-                       browser_binding_hash, browser_session_id, expires_at, completed_at
+                       browser_binding_hash, browser_session_id, expires_at, completed_at, standard_endpoint
                 FROM authorization_requests WHERE id = $1
                 """, [id]
             ).first
@@ -308,7 +310,8 @@ public final class PostgresStore: Sendable {
             state: try row.string("state"), codeChallenge: try row.string("code_challenge"),
             promptLogin: try row.bool("prompt_login"), loginHint: row["login_hint"],
             browserBindingHash: try row.string("browser_binding_hash"), browserSessionID: row["browser_session_id"],
-            expiresAt: try row.date("expires_at"), completedAt: try row.optionalDate("completed_at"))
+            expiresAt: try row.date("expires_at"), completedAt: try row.optionalDate("completed_at"),
+            standardEndpoint: try row.bool("standard_endpoint"))
     }
 
     /// Records that the pending sign-in is authenticated by this browser session.

@@ -50,11 +50,13 @@ struct SignInFlow: Sendable {
                 surface: standardEndpoint ? .standard(.authorize) : .zevAuth)
         case .proceed(let validated):
             guard let environment else { throw ServerFailure.inconsistent("start proceeded without an environment") }
-            return try proceed(validated, environment: environment, request: request)
+            return try proceed(validated, environment: environment, request: request, standardEndpoint: standardEndpoint)
         }
     }
 
-    private func proceed(_ validated: ValidatedStartRequest, environment: EnvironmentRecord, request: HTTPRequest) throws -> HTTPResponse {
+    private func proceed(
+        _ validated: ValidatedStartRequest, environment: EnvironmentRecord, request: HTTPRequest, standardEndpoint: Bool
+    ) throws -> HTTPResponse {
         let now = context.clock.now()
         let cookies = Wire.cookies(of: request)
         var setCookies: [String] = []
@@ -74,7 +76,8 @@ struct SignInFlow: Sendable {
             browserSessionID = session.id
         }
         let requestID = try store.createAuthorizationRequest(
-            validated, browserBindingHash: Crypto.hexSHA256(binding), browserSessionID: browserSessionID,
+            validated, standardEndpoint: standardEndpoint, browserBindingHash: Crypto.hexSHA256(binding),
+            browserSessionID: browserSessionID,
             now: now, lifetimeSeconds: Self.pendingLifetimeSeconds)
         let next = browserSessionID == nil ? "/v1/auth/zevid/signin" : "/v1/auth/zevid/consent"
         return Wire.seeOther("\(next)?request=\(requestID)", cookies: setCookies)
@@ -197,7 +200,8 @@ struct SignInFlow: Sendable {
             }
             return redirectError(
                 OAuthError(.accessDenied, "The person declined to sign in."),
-                to: base, state: state, appName: pending.environment.projectName, heldForGesture: false, surface: .zevAuth)
+                to: base, state: state, appName: pending.environment.projectName, heldForGesture: false,
+                surface: pending.record.standardEndpoint ? .standard(.authorize) : .zevAuth)
         default:
             return Pages.error(status: 400, code: "invalid_request", message: "Choose Continue or Cancel.")
         }
