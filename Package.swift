@@ -8,7 +8,8 @@ let package = Package(
     name: "ZevAuth",
     platforms: [.macOS(.v15)],
     products: [
-        .executable(name: "zevauth", targets: ["zevauth"])
+        .executable(name: "zevauth", targets: ["zevauth"]),
+        .executable(name: "zevauth-conformance", targets: ["zevauth-conformance"]),
     ],
     targets: [
         // MARK: C bridges (system libraries from Debian)
@@ -39,7 +40,12 @@ let package = Package(
                 "Authorize", "PKCE", "Encoding", "Crypto", "PasswordHashing", "HTTPServer", "Postgres", "PostgresStore",
                 "Association", "Fetch",
             ]),
-        .executableTarget(name: "zevauth", dependencies: ["ZevAuthServer", "Postgres", "Crypto"]),
+        .executableTarget(name: "zevauth", dependencies: ["ZevAuthServer", "Postgres", "Crypto", "AdminCLI"]),
+
+        // MARK: Clients of a running deployment (HTTP only, through Fetch's HTTPClient)
+        .target(name: "Conformance", dependencies: ["Fetch", "Crypto", "Encoding"]),
+        .executableTarget(name: "zevauth-conformance", dependencies: ["Conformance"]),
+        .target(name: "AdminCLI", dependencies: ["Fetch", "Encoding"]),
 
         // MARK: Tests
         .target(
@@ -52,12 +58,14 @@ let package = Package(
         .testTarget(name: "AssociationTests", dependencies: ["Association", "Encoding"], exclude: ["Golden", "RealFiles"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
         .testTarget(name: "FetchTests", dependencies: ["Fetch"], exclude: ["https_server.py"]),
+        .testTarget(name: "ConformanceTests", dependencies: ["Conformance", "Fetch", "HTTPServer", "ZevAuthTesting", "ZevAuthServer"]),
+        .testTarget(name: "AdminCLITests", dependencies: ["AdminCLI", "Fetch", "HTTPServer", "ZevAuthTesting", "ZevAuthServer"]),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "ZevAuthTesting"]),
         .testTarget(
             name: "ZevAuthServerTests",
             dependencies: [
-                "ZevAuthServer", "ZevAuthTesting", "Authorize", "PKCE", "Crypto", "Postgres", "Encoding", "Association", "Fetch",
-                "HTTPServer",
+                "ZevAuthServer", "ZevAuthTesting", "Authorize", "PKCE", "Crypto", "Postgres", "PostgresStore", "Encoding",
+                "Association", "Fetch", "HTTPServer",
             ]),
     ]
 )

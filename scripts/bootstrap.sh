@@ -14,6 +14,7 @@ packages=(
   curl
   openssl               # tests: the throwaway CA for the local HTTPS server (FetchTests)
   python3               # tests: the local HTTPS server (FetchTests) and the outside client
+  python3-venv          # the virtual environment for the authlib interoperability client
 )
 
 missing=()

@@ -178,8 +178,7 @@ public enum AASAJudge {
         for found in listed {
             guard let dot = found.firstIndex(of: ".") else { continue }
             let prefix = found[..<dot]
-            if found[found.index(after: dot)...] == bundle, prefix != app.teamID.value, prefix.lowercased() != app.teamID.value.lowercased()
-            {
+            if found[found.index(after: dot)...] == bundle, trimmed(String(prefix)).lowercased() != app.teamID.value.lowercased() {
                 hints.append(
                     "bundle \(bundle) is listed under prefix \(quoted(String(prefix))), but the registered Team ID is \(app.teamID.value)")
                 break

@@ -116,8 +116,9 @@ public struct BundleID: Sendable, Hashable {
 /// exactly as typed after trimming.
 ///
 /// Rules (research §2.5, Android "Configure the app module"): at least two segments separated by `.`, each
-/// starting with an ASCII letter and made of `[a-zA-Z0-9_]`. No segment may be a Java keyword or literal
-/// (`new`, `class`, `true`, …), which Android's build refuses as a package. At most 255 characters (no primary
+/// starting with an ASCII letter and made of `[a-zA-Z0-9_]`. Java keywords are NOT refused: the
+/// `applicationId` is not a Java package name, and published assetlinks.json files list one with a `final`
+/// segment (research corpus). At most 255 characters (no primary
 /// source gives a maximum; this is a defensive cap). Package names are case-sensitive: AOSP compares them with
 /// `String.equals`.
 public struct PackageName: Sendable, Hashable {
@@ -126,15 +127,6 @@ public struct PackageName: Sendable, Hashable {
 
     /// The longest accepted package name, in characters (a defensive cap; Android documents none).
     public static let maximumLength = 255
-
-    /// Java's reserved words and literals (JLS §3.9, §3.10.3, §3.10.7), refused as segments.
-    static let javaKeywords: Set<String> = [
-        "abstract", "assert", "boolean", "break", "byte", "case", "catch", "char", "class", "const", "continue",
-        "default", "do", "double", "else", "enum", "extends", "final", "finally", "float", "for", "goto", "if",
-        "implements", "import", "instanceof", "int", "interface", "long", "native", "new", "package", "private",
-        "protected", "public", "return", "short", "static", "strictfp", "super", "switch", "synchronized", "this",
-        "throw", "throws", "transient", "try", "void", "volatile", "while", "true", "false", "null",
-    ]
 
     /// Trims surrounding whitespace and validates.
     /// - Returns: the package name, or a problem for field `packageName`.
@@ -166,11 +158,6 @@ public struct PackageName: Sendable, Hashable {
                 return .failure(
                     IdentifierProblem(
                         field: field, message: "packageName segment \(index + 1) ('\(segment)') does not start with a letter: \(rule)"))
-            }
-            if javaKeywords.contains(String(segment)) {
-                return .failure(
-                    IdentifierProblem(
-                        field: field, message: "packageName segment \(index + 1) ('\(segment)') is a Java keyword, which Android refuses"))
             }
         }
         return .success(PackageName(value: text))

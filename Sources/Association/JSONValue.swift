@@ -371,11 +371,12 @@ enum BodyCheck {
     }
 }
 
-/// Quotes a value from a fetched file for a message: at most 80 characters, control characters shown as `?`.
+/// Quotes a value from a fetched file for a message: at most 100 characters (a whole fingerprint fits), control
+/// characters shown as `?`.
 func quoted(_ text: String) -> String {
     var view = String.UnicodeScalarView()
-    for scalar in text.unicodeScalars.prefix(80) {
+    for scalar in text.unicodeScalars.prefix(100) {
         view.append(scalar.value < 0x20 || scalar.value == 0x7F ? "?" : scalar)
     }
-    return "'" + String(view) + (text.unicodeScalars.count > 80 ? "…'" : "'")
+    return "'" + String(view) + (text.unicodeScalars.count > 100 ? "…'" : "'")
 }

@@ -42,6 +42,12 @@ static inline CURLcode CCurl_easy_setopt_write_function(CURL *handle, curl_write
     return curl_easy_setopt(handle, CURLOPT_WRITEFUNCTION, callback);
 }
 
+// For CURLOPT_HEADERFUNCTION (the general HTTPClient keeps every response header line, including
+// repeated ones such as Set-Cookie); same callback type as the write function.
+static inline CURLcode CCurl_easy_setopt_header_function(CURL *handle, curl_write_callback callback) {
+    return curl_easy_setopt(handle, CURLOPT_HEADERFUNCTION, callback);
+}
+
 // curl_easy_getinfo is variadic too. For CURLINFO_LONG items (CURLINFO_RESPONSE_CODE).
 static inline CURLcode CCurl_easy_getinfo_long(CURL *handle, CURLINFO info, long *value) {
     return curl_easy_getinfo(handle, info, value);

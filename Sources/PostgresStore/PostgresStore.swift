@@ -274,22 +274,24 @@ public final class PostgresStore: Sendable {
     }
 
     /// Records a pending sign-in.
+    /// - Parameter standardEndpoint: whether `/oauth2/authorize` (not `/v1/auth/zevid/start`) started it.
     /// - Returns: its id (a UUID, not a secret: the browser binding protects it).
     public func createAuthorizationRequest(
-        _ request: ValidatedStartRequest, browserBindingHash: String, browserSessionID: String?, now: Date, lifetimeSeconds: Double
+        _ request: ValidatedStartRequest, standardEndpoint: Bool = false, browserBindingHash: String, browserSessionID: String?,
+        now: Date, lifetimeSeconds: Double
     ) throws -> String {
         try pool.query(
             """
             INSERT INTO authorization_requests (environment_id, redirect_uri, redirect_kind, state, code_challenge,
-                prompt_login, login_hint, browser_binding_hash, browser_session_id, created_at, expires_at)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, to_timestamp($10::float8), to_timestamp($11::float8))
+                prompt_login, login_hint, browser_binding_hash, browser_session_id, created_at, expires_at, standard_endpoint)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, to_timestamp($10::float8), to_timestamp($11::float8), $12)
             RETURNING id
             """,
             [
                 request.environmentID, request.redirect.raw, request.redirect.kind.rawValue, request.state.value,
                 request.challenge.value, request.prompt == .login ? "true" : "false", request.loginHint,
                 browserBindingHash, browserSessionID, SQLTime.parameter(now),
-                SQLTime.parameter(now.addingTimeInterval(lifetimeSeconds)),
+                SQLTime.parameter(now.addingTimeInterval(lifetimeSeconds)), standardEndpoint ? "true" : "false",
             ]
         ).rows[0].string("id")
     }
@@ -301,7 +303,7 @@ public final class PostgresStore: Sendable {
             let row = try pool.query(
                 """
                 SELECT id, environment_id, redirect_uri, redirect_kind, state, code_challenge, prompt_login, login_hint,
-                       browser_binding_hash, browser_session_id, expires_at, completed_at
+                       browser_binding_hash, browser_session_id, expires_at, completed_at, standard_endpoint
                 FROM authorization_requests WHERE id = $1
                 """, [id]
             ).first
@@ -312,7 +314,8 @@ public final class PostgresStore: Sendable {
             state: try row.string("state"), codeChallenge: try row.string("code_challenge"),
             promptLogin: try row.bool("prompt_login"), loginHint: row["login_hint"],
             browserBindingHash: try row.string("browser_binding_hash"), browserSessionID: row["browser_session_id"],
-            expiresAt: try row.date("expires_at"), completedAt: try row.optionalDate("completed_at"))
+            expiresAt: try row.date("expires_at"), completedAt: try row.optionalDate("completed_at"),
+            standardEndpoint: try row.bool("standard_endpoint"))
     }
 
     /// Records that the pending sign-in is authenticated by this browser session.
@@ -451,7 +454,8 @@ public final class PostgresStore: Sendable {
     // The exchange in ONE statement (PRODUCT.md, "Exchange"): find the environment by publishable key;
     // consume the code if unconsumed and unexpired (recording which attempt consumed it), or, when it was
     // already consumed and this presentation would pass rows 4–6, mark it replayed; create the session
-    // when this attempt consumed it and rows 4–6 pass; revoke the code's session on a valid replay.
+    // when this attempt consumed it and rows 4–6 pass (with its first token pair in `refresh_tokens` and
+    // `access_tokens`, sql/003); revoke the code's session on a valid replay.
     // Consumption and session creation commit together. The UPDATE's row lock serialises concurrent
     // attempts on any number of server instances: exactly one sees `consumed_at IS NULL`.
     static let exchangeSQL = """
@@ -482,6 +486,12 @@ public final class PostgresStore: Sendable {
             FROM code, env, account
             WHERE code.won AND code.redirect_uri = $3 AND code.code_challenge = $4
             RETURNING id, auth_time, access_expires_at, last_refreshed_at
+        ), first_refresh_token AS (
+            INSERT INTO refresh_tokens (token_hash, session_id, generation, issued_at)
+            SELECT $8, id, 1, to_timestamp($5::float8) FROM new_session
+        ), first_access_token AS (
+            INSERT INTO access_tokens (token_hash, session_id, issued_at, expires_at)
+            SELECT $7, id, to_timestamp($5::float8), access_expires_at FROM new_session
         ), revoked AS (
             UPDATE sessions s SET revoked_at = to_timestamp($5::float8), revoked_reason = 'authorization_code_replay'
             FROM code WHERE code.replay AND s.authorization_code_id = code.id AND s.revoked_at IS NULL
@@ -553,14 +563,15 @@ public final class PostgresStore: Sendable {
         guard
             let row = try pool.query(
                 """
-                SELECT s.id AS session_id, s.auth_time, s.access_expires_at, s.last_refreshed_at,
+                SELECT s.id AS session_id, s.auth_time, a.expires_at AS access_expires_at, s.last_refreshed_at,
                        e.session_max_age_days, e.session_idle_days,
                        u.id AS user_id, u.email, u.name, u.image_url, u.password_hash
-                FROM sessions s JOIN environments e ON e.id = s.environment_id JOIN users u ON u.id = s.user_id
-                WHERE s.access_token_hash = $1 AND s.revoked_at IS NULL AND u.closed_at IS NULL
-                  AND s.access_expires_at > to_timestamp($2::float8)
-                  AND s.auth_time + make_interval(days => e.session_max_age_days) > to_timestamp($2::float8)
-                  AND s.last_refreshed_at + make_interval(days => e.session_idle_days) > to_timestamp($2::float8)
+                FROM access_tokens a JOIN sessions s ON s.id = a.session_id
+                JOIN environments e ON e.id = s.environment_id JOIN users u ON u.id = s.user_id
+                WHERE a.token_hash = $1 AND s.revoked_at IS NULL AND u.closed_at IS NULL
+                  AND a.expires_at > to_timestamp($2::float8)
+                  AND s.auth_time + make_interval(secs => e.session_max_age_days * 86400) > to_timestamp($2::float8)
+                  AND s.last_refreshed_at + make_interval(secs => e.session_idle_days * 86400) > to_timestamp($2::float8)
                 """, [accessTokenHash, SQLTime.parameter(now)]
             ).first
         else { return nil }

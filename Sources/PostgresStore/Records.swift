@@ -62,6 +62,8 @@ public struct AuthorizationRequestRecord: Sendable, Equatable {
     public let browserSessionID: String?
     public let expiresAt: Date
     public let completedAt: Date?
+    /// Whether `/oauth2/authorize` started it (its redirected errors use the RFC spelling).
+    public let standardEndpoint: Bool
 }
 
 /// A ZevID browser session with its account.

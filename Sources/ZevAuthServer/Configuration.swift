@@ -38,6 +38,8 @@ public struct ServerConfiguration: Sendable {
     public var outboundPort: Int = 443
     /// Whether `serve` runs the daily association-check scheduler (`ZEVAUTH_LINK_CHECKS`, default on).
     public var linkChecks: Bool = true
+    /// Rate-limit thresholds (`ZEVAUTH_RATE_*`; see `RateLimits` for the variables and defaults).
+    public var rateLimits = RateLimits()
 
     public init(databaseURL: String, issuer: String, operatorToken: String) {
         self.databaseURL = databaseURL
@@ -59,15 +61,16 @@ public struct ConfigurationError: Error, CustomStringConvertible, Sendable {
 /// Reads `ServerConfiguration` from environment variables and `--flag value` pairs (flags win).
 public enum ConfigurationLoader {
     /// The environment variables and the flags that mirror them.
-    static let keys: [(variable: String, flag: String)] = [
-        ("ZEVAUTH_DATABASE_URL", "--database-url"), ("ZEVAUTH_LISTEN", "--listen"), ("ZEVAUTH_ISSUER", "--issuer"),
-        ("ZEVAUTH_OPERATOR_TOKEN", "--operator-token"), ("ZEVAUTH_ENCRYPTION_KEY", "--encryption-key"),
-        ("ZEVAUTH_TRUSTED_PROXIES", "--trusted-proxies"), ("ZEVAUTH_HTTP_THREADS", "--http-threads"),
-        ("ZEVAUTH_DATABASE_POOL_SIZE", "--database-pool-size"), ("ZEVAUTH_SQL_DIR", "--sql-dir"),
-        ("ZEVAUTH_OUTBOUND_CA_FILE", "--outbound-ca-file"), ("ZEVAUTH_OUTBOUND_RESOLVE", "--outbound-resolve"),
-        ("ZEVAUTH_OUTBOUND_ALLOW_PRIVATE", "--outbound-allow-private"), ("ZEVAUTH_OUTBOUND_TIMEOUT_MS", "--outbound-timeout-ms"),
-        ("ZEVAUTH_OUTBOUND_CONNECT_TIMEOUT_MS", "--outbound-connect-timeout-ms"), ("ZEVAUTH_LINK_CHECKS", "--link-checks"),
-    ]
+    static let keys: [(variable: String, flag: String)] =
+        [
+            ("ZEVAUTH_DATABASE_URL", "--database-url"), ("ZEVAUTH_LISTEN", "--listen"), ("ZEVAUTH_ISSUER", "--issuer"),
+            ("ZEVAUTH_OPERATOR_TOKEN", "--operator-token"), ("ZEVAUTH_ENCRYPTION_KEY", "--encryption-key"),
+            ("ZEVAUTH_TRUSTED_PROXIES", "--trusted-proxies"), ("ZEVAUTH_HTTP_THREADS", "--http-threads"),
+            ("ZEVAUTH_DATABASE_POOL_SIZE", "--database-pool-size"), ("ZEVAUTH_SQL_DIR", "--sql-dir"),
+            ("ZEVAUTH_OUTBOUND_CA_FILE", "--outbound-ca-file"), ("ZEVAUTH_OUTBOUND_RESOLVE", "--outbound-resolve"),
+            ("ZEVAUTH_OUTBOUND_ALLOW_PRIVATE", "--outbound-allow-private"), ("ZEVAUTH_OUTBOUND_TIMEOUT_MS", "--outbound-timeout-ms"),
+            ("ZEVAUTH_OUTBOUND_CONNECT_TIMEOUT_MS", "--outbound-connect-timeout-ms"), ("ZEVAUTH_LINK_CHECKS", "--link-checks"),
+        ] + RateLimits.variables.map { ($0.variable, $0.flag) }
 
     /// Merges variables and flags into one `variable → value` map.
     /// - Throws: `ConfigurationError` for an unknown flag or a flag without a value.
@@ -141,6 +144,7 @@ public enum ConfigurationLoader {
             default: throw ConfigurationError(key: "ZEVAUTH_LINK_CHECKS", problem: "must be 1, true, 0 or false")
             }
         }
+        configuration.rateLimits = try RateLimits.load(values)
         return configuration
     }
 

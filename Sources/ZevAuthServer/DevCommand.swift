@@ -76,11 +76,29 @@ public enum DevCommand {
         var configuration = ServerConfiguration(databaseURL: databaseURL, issuer: issuer, operatorToken: seed.operatorToken)
         configuration.listenHost = host
         configuration.listenPort = port
+        configuration.encryptionKey = try devEncryptionKey(in: root)
+        configuration.rateLimits = .generous
         let context = ServerContext(configuration: configuration, store: store)
         try ServerRunner.serve(context, migrator: migrator) { _ in
             printBanner(seed, devFile: devFile.path)
         }
         say("stopping PostgreSQL …")
+    }
+
+    /// The demo's `ZEVAUTH_ENCRYPTION_KEY`: 32 random bytes kept base64 in `.zevauth/encryption.key` (mode
+    /// 0600), made on first run, so enrolled TOTP secrets survive restarts. `dev.json`'s shape is pinned,
+    /// so the key lives beside it.
+    static func devEncryptionKey(in root: URL) throws -> [UInt8] {
+        let file = root.appendingPathComponent("encryption.key")
+        if let text = try? String(contentsOf: file, encoding: .utf8),
+            let bytes = Data(base64Encoded: text.trimmingCharacters(in: .whitespacesAndNewlines)), bytes.count == 32
+        {
+            return Array(bytes)
+        }
+        let key = try Crypto.randomBytes(32)
+        try Data((Data(key).base64EncodedString() + "\n").utf8).write(to: file, options: [.atomic])
+        chmod(file.path, 0o600)
+        return key
     }
 
     /// Seeds a demo project, an account and the development callbacks.

@@ -17,8 +17,16 @@ struct ExchangeHandler: Sendable {
         let codeVerifier: String?
     }
 
-    /// Handles one exchange; every answer carries `Cache-Control: no-store`.
+    /// Handles one exchange; every answer carries `Cache-Control: no-store`. Failed exchanges count against
+    /// the client address (issue 4 item 7); over the limit, 429 before any check runs.
     func handle(_ request: HTTPRequest) throws -> HTTPResponse {
+        try RateLimiter(context: context).countingFailures(.exchangeFailuresPerAddress, request, configuration: context.configuration) {
+            try checkedExchange(request)
+        }
+    }
+
+    /// Rows 1–6 of one exchange.
+    private func checkedExchange(_ request: HTTPRequest) throws -> HTTPResponse {
         // Row 1: no publishable key. (An unknown one is found by the exchange statement itself, so the
         // common case is one statement; a malformed body needs the lookup first, to keep the order.)
         guard let publishableKey = Wire.bearer(request), publishableKey.hasPrefix("pk_") else {
@@ -36,8 +44,14 @@ struct ExchangeHandler: Sendable {
         return try exchange(fields, publishableKey: publishableKey)
     }
 
-    /// Rows 3–6 and the session, given a well-formed request. Shared with `POST /oauth2/token`.
+    /// Rows 3–6 and the session, given a well-formed request, answered in the exchange's shape.
     func exchange(_ fields: Fields, publishableKey: String) throws -> HTTPResponse {
+        try grant(fields, publishableKey: publishableKey).response(on: .zevAuth)
+    }
+
+    /// Rows 3–6 and the session as a `GrantResult`, so `POST /oauth2/token` answers the same core in RFC
+    /// 6749 §5.1/§5.2 shapes and a code from either start works on either exchange.
+    func grant(_ fields: Fields, publishableKey: String) throws -> GrantResult {
         let accessToken = try Crypto.mintToken(prefix: "zat_")
         let refreshToken = try Crypto.mintToken(prefix: "zrt_")
         let now = context.clock.now()
@@ -53,10 +67,10 @@ struct ExchangeHandler: Sendable {
                 now: now))
         switch outcome {
         case .unknownClient:
-            return invalidClient()
+            return .failed(GrantResult.invalidClient)
         case .invalidGrant:
             // Row 3: unknown, expired, used, or another environment's; the same answer for each (RFC 6749 §5.2).
-            return Wire.error(OAuthError(.invalidGrant, "The authorization code is invalid, expired or already used."))
+            return .failed(OAuthError(.invalidGrant, "The authorization code is invalid, expired or already used."))
         case .consumed(let issuedRedirectURI, let challengeText, let session):
             // Rows 4–6 run after consumption: a failed attempt burns the code (RFC 6749 §4.1.2, "MUST NOT be used more than once").
             guard let challenge = CodeChallenge(challengeText) else {
@@ -67,13 +81,13 @@ struct ExchangeHandler: Sendable {
                 verifier: fields.codeVerifier, challenge: challenge, sha256: Self.sha256,
                 constantTimeEquals: Self.constantTimeEquals)
             {
-                return Wire.error(failure)
+                return .failed(failure)
             }
             guard let session else {
                 // Rows 4–6 passed but no session was made: the account was closed in the meantime.
-                return Wire.error(OAuthError(.invalidGrant, "The account can no longer sign in."))
+                return .failed(OAuthError(.invalidGrant, "The account can no longer sign in."))
             }
-            return Wire.json(status: 200, Self.sessionBody(session, accessToken: accessToken, refreshToken: refreshToken, now: now))
+            return .issued(session, accessToken: accessToken, refreshToken: refreshToken, now: now)
         }
     }
 
@@ -119,9 +133,7 @@ struct ExchangeHandler: Sendable {
     }
 
     private func invalidClient() -> HTTPResponse {
-        Wire.error(
-            OAuthError(.invalidClient, "Send the environment's publishable key as Authorization: Bearer pk_…"),
-            extraHeaders: [("WWW-Authenticate", "Bearer")])
+        GrantResult.failed(GrantResult.invalidClient).response(on: .zevAuth)
     }
 
     static let sha256: PKCE.SHA256 = { Crypto.sha256($0) }

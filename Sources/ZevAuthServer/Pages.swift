@@ -14,7 +14,9 @@ enum Pages {
         button,.button{display:block;width:100%;margin-top:1.25rem;padding:.8rem;font-size:1rem;font-weight:600;border:0;\
         border-radius:.5rem;background:#2251d1;color:#fff;text-align:center;text-decoration:none;cursor:pointer}\
         button.secondary{background:#e3e6ec;color:#1b1d21}.error{background:#fde8e8;color:#8a1c1c;padding:.75rem;border-radius:.5rem}\
-        .card{background:#fff;border-radius:.75rem;padding:1.5rem;box-shadow:0 1px 3px rgba(0,0,0,.08)}.muted{color:#5b616b;font-size:.9rem}
+        .card{background:#fff;border-radius:.75rem;padding:1.5rem;box-shadow:0 1px 3px rgba(0,0,0,.08)}.muted{color:#5b616b;font-size:.9rem}\
+        h2{font-size:1.1rem;margin:1.75rem 0 .5rem}.secret{user-select:all;-webkit-user-select:all;word-break:break-all;font-size:1.1rem}\
+        .codes{padding-left:1.25rem;font-family:ui-monospace,monospace}
         """
 
     /// A complete page around `body` (already escaped HTML).
@@ -54,6 +56,7 @@ enum Pages {
                 <input id="password" name="password" type="password" autocomplete="current-password" required>
                 <button type="submit">Sign in</button>
                 </form>
+                <p class="muted">No ZevID account? <a href="/account/signup?request=\(HTML.escape(requestID))">Create one</a>.</p>
                 """, status: status, cookies: cookies)
     }
 

@@ -3,5 +3,21 @@ import HTTPServer
 extension Routes {
     /// The hosted account pages, TOTP and rate-limited sign-in (issue 4).
     mutating func registerAccounts() {
+        let accounts = AccountHandlers(context: context)
+        let mfa = MFAFlow(context: context)
+        add("GET", "/account") { request, _ in try accounts.accountPage(request) }
+        add("GET", "/account/signup") { request, _ in try accounts.signUpPage(request) }
+        add("POST", "/account/signup") { request, _ in try accounts.signUp(request) }
+        add("GET", "/account/signin") { request, _ in try accounts.signInPage(request) }
+        add("POST", "/account/signin") { request, _ in try accounts.signIn(request) }
+        add("POST", "/account/apps/remove") { request, _ in try accounts.removeApp(request) }
+        add("POST", "/account/signout") { request, _ in try accounts.signOut(request) }
+        add("POST", "/account/signout-everywhere") { request, _ in try accounts.signOutEverywhere(request) }
+        add("POST", "/account/password") { request, _ in try accounts.changePassword(request) }
+        add("POST", "/account/totp/start") { request, _ in try accounts.startTOTP(request) }
+        add("POST", "/account/totp/confirm") { request, _ in try accounts.confirmTOTP(request) }
+        add("GET", MFAFlow.path) { request, _ in try mfa.page(request) }
+        add("POST", MFAFlow.path) { request, _ in try mfa.submit(request) }
+        add("POST", "/v1/admin/users/{id}/close") { request, parameters in try accounts.closeUser(request, id: parameters["id"] ?? "") }
     }
 }

@@ -1,7 +1,34 @@
 import HTTPServer
 
 extension Routes {
-    /// Refresh, revoke, introspection and the standard OAuth surface (issue 4).
+    /// Refresh, revoke, introspection, the standard OAuth surface, session settings and secret-key
+    /// rotation (issue 4).
     mutating func registerSessions() {
+        let context = self.context
+        let grants = SessionGrants(context: context)
+        let standard = StandardOAuthHandlers(context: context)
+        let admin = SessionAdminHandlers(context: context)
+        let limiter = RateLimiter(context: context)
+        add("POST", "/v1/auth/session/refresh") { request, _ in
+            try limiter.countingFailures(.refreshFailuresPerAddress, request, configuration: context.configuration) {
+                try grants.handleRefresh(request)
+            }
+        }
+        add("POST", "/v1/auth/session/revoke") { request, _ in try grants.handleRevoke(request) }
+        add("GET", "/.well-known/oauth-authorization-server") { request, _ in standard.metadata(request) }
+        add("POST", "/oauth2/token") { request, _ in
+            // Failed code grants count as failed exchanges, failed refresh grants as failed refreshes.
+            let bucket: RateLimitBucket =
+                StandardOAuthHandlers.form(request)?["grant_type"] == "refresh_token"
+                ? .refreshFailuresPerAddress : .exchangeFailuresPerAddress
+            return try limiter.countingFailures(bucket, request, configuration: context.configuration) { try standard.token(request) }
+        }
+        add("POST", "/oauth2/revoke") { request, _ in try standard.revoke(request) }
+        add("POST", "/oauth2/introspect") { request, _ in try standard.introspect(request) }
+        add("GET", "/v1/admin/settings") { request, _ in try admin.getSettings(request) }
+        add("PATCH", "/v1/admin/settings") { request, _ in try admin.patchSettings(request) }
+        add("POST", "/v1/admin/keys") { request, _ in try admin.createKey(request) }
+        add("GET", "/v1/admin/keys") { request, _ in try admin.listKeys(request) }
+        add("DELETE", "/v1/admin/keys/{id}") { request, parameters in try admin.revokeKey(request, id: parameters["id"] ?? "") }
     }
 }

@@ -50,11 +50,13 @@ struct SignInFlow: Sendable {
                 surface: standardEndpoint ? .standard(.authorize) : .zevAuth)
         case .proceed(let validated):
             guard let environment else { throw ServerFailure.inconsistent("start proceeded without an environment") }
-            return try proceed(validated, environment: environment, request: request)
+            return try proceed(validated, environment: environment, request: request, standardEndpoint: standardEndpoint)
         }
     }
 
-    private func proceed(_ validated: ValidatedStartRequest, environment: EnvironmentRecord, request: HTTPRequest) throws -> HTTPResponse {
+    private func proceed(
+        _ validated: ValidatedStartRequest, environment: EnvironmentRecord, request: HTTPRequest, standardEndpoint: Bool
+    ) throws -> HTTPResponse {
         let now = context.clock.now()
         let cookies = Wire.cookies(of: request)
         var setCookies: [String] = []
@@ -74,7 +76,8 @@ struct SignInFlow: Sendable {
             browserSessionID = session.id
         }
         let requestID = try store.createAuthorizationRequest(
-            validated, browserBindingHash: Crypto.hexSHA256(binding), browserSessionID: browserSessionID,
+            validated, standardEndpoint: standardEndpoint, browserBindingHash: Crypto.hexSHA256(binding),
+            browserSessionID: browserSessionID,
             now: now, lifetimeSeconds: Self.pendingLifetimeSeconds)
         let next = browserSessionID == nil ? "/v1/auth/zevid/signin" : "/v1/auth/zevid/consent"
         return Wire.seeOther("\(next)?request=\(requestID)", cookies: setCookies)
@@ -112,19 +115,28 @@ struct SignInFlow: Sendable {
             return Pages.error(status: 403, code: "invalid_request", message: "This form expired. Go back and try again.")
         }
         let email = (form["email"] ?? "").trimmingCharacters(in: .whitespaces)
-        let password = form["password"] ?? ""
-        let user = email.isEmpty ? nil : try store.user(emailNormalized: email.lowercased())
-        let passwordMatches: Bool
-        if let user, !user.closed, password.utf8.count <= 1024 {
-            passwordMatches = (try? context.passwordHasher.verify(password, against: user.passwordHash)) ?? false
-        } else {
-            _ = try? context.passwordHasher.verifyDummy(password)
-            passwordMatches = false
-        }
-        guard let user, passwordMatches else {
+        let user: UserRecord
+        switch try AccountSecurity(context: context).checkPassword(email: email, password: form["password"] ?? "", request: request) {
+        case .limited(let seconds):
+            var response = Pages.signIn(
+                requestID: pending.record.id, csrf: pending.csrf, appName: pending.environment.projectName,
+                email: email, error: RateLimiter.pageMessage(retryAfterSeconds: seconds), status: 429)
+            response.headers.set("Retry-After", String(seconds))
+            return response
+        case .wrong:
             return Pages.signIn(
                 requestID: pending.record.id, csrf: pending.csrf, appName: pending.environment.projectName,
                 email: email, error: Self.genericCredentialsMessage, status: 401)
+        case .ok(let found):
+            user = found
+        }
+        // An enrolled account gives its second factor before any browser session exists; the challenge is
+        // bound to this browser and this pending sign-in.
+        if try store.totpFactor(userID: user.id)?.confirmed == true, let binding = Wire.cookies(of: request)[Self.bindingCookie] {
+            let challenge = try store.createMFAChallenge(
+                userID: user.id, browserBindingHash: Crypto.hexSHA256(binding), authorizationRequestID: pending.record.id,
+                now: context.clock.now(), lifetimeSeconds: AccountSecurity.mfaChallengeLifetimeSeconds)
+            return Wire.seeOther("\(MFAFlow.path)?challenge=\(challenge)")
         }
         let token = try Crypto.mintToken(prefix: "zbs_")
         let browserSessionID = try store.createBrowserSession(tokenHash: Crypto.hexSHA256(token), userID: user.id, now: context.clock.now())
@@ -191,7 +203,8 @@ struct SignInFlow: Sendable {
             }
             return redirectError(
                 OAuthError(.accessDenied, "The person declined to sign in."),
-                to: base, state: state, appName: pending.environment.projectName, heldForGesture: false, surface: .zevAuth)
+                to: base, state: state, appName: pending.environment.projectName, heldForGesture: false,
+                surface: pending.record.standardEndpoint ? .standard(.authorize) : .zevAuth)
         default:
             return Pages.error(status: 400, code: "invalid_request", message: "Choose Continue or Cancel.")
         }

@@ -1,4 +1,5 @@
-// zevauth: `serve`, `migrate` and `dev` (PRODUCT.md, "Commands").
+// zevauth: `serve`, `migrate` and `dev` (PRODUCT.md, "Commands"), and the admin commands (issue 5).
+import AdminCLI
 import Foundation
 import ZevAuthServer
 
@@ -12,7 +13,7 @@ let usage = """
            --http-threads --database-pool-size --sql-dir --outbound-ca-file --outbound-resolve
            --outbound-allow-private --outbound-timeout-ms --outbound-connect-timeout-ms --link-checks
 
-    """
+    """ + AdminCLI.usage
 
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data("zevauth: \(message)\n".utf8))
@@ -26,6 +27,12 @@ case "migrate":
     do { try Commands.migrate(arguments: Array(arguments.dropFirst())) } catch { fail("\(error)") }
 case "dev":
     do { try DevCommand.run(arguments: Array(arguments.dropFirst())) } catch { fail("\(error)") }
+case let command where AdminCLI.handles(command):
+    let cli = AdminCLI(
+        environment: ProcessInfo.processInfo.environment,
+        write: { print($0) },
+        writeError: { FileHandle.standardError.write(Data(($0.hasSuffix("\n") ? $0 : $0 + "\n").utf8)) })
+    exit(cli.run(arguments))
 case "help", "--help", "-h":
     print(usage, terminator: "")
 default:

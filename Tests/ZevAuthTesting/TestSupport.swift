@@ -48,15 +48,19 @@ public final class TestServer: @unchecked Sendable {
     public let clock: ManualClock?
 
     public static let operatorToken = "zop_test_operator_token_0123456789abcdef"
+    /// The `ZEVAUTH_ENCRYPTION_KEY` test servers use unless a test changes it (32 fixed bytes).
+    public static let encryptionKey: [UInt8] = Array(0..<32)
 
     /// - Parameters:
     ///   - clock: a manual clock, or nil for the system clock.
-    ///   - configure: adjusts the configuration (outbound fetches, for example) before the app is built.
+    ///   - configure: changes to the configuration (rate limits default to `.generous`, an encryption key is set).
     public init(clock: ManualClock? = nil, issuer: String? = nil, configure: (inout ServerConfiguration) -> Void = { _ in }) throws {
         let log = CapturingLog()
         var configuration = ServerConfiguration(
             databaseURL: TestDatabase.url, issuer: "http://127.0.0.1:0", operatorToken: Self.operatorToken)
         configuration.listenPort = 0
+        configuration.rateLimits = .generous
+        configuration.encryptionKey = Self.encryptionKey
         configure(&configuration)
         var http = HTTPServerConfiguration()
         http.port = 0

@@ -1,0 +1,120 @@
+import Crypto
+import Encoding
+import Foundation
+import HTTPServer
+import PostgresStore
+
+/// The second step of a sign-in (PRODUCT.md "Sign-in round trip" step 2: "then TOTP when enrolled"):
+/// after a correct password, an enrolled account gives a TOTP or recovery code before any browser session
+/// is created. The challenge is bound to the browser (its binding cookie) and, for an app sign-in, to the
+/// pending sign-in.
+struct MFAFlow: Sendable {
+    let context: ServerContext
+
+    static let path = "/v1/auth/zevid/mfa"
+
+    struct Loaded {
+        let challenge: MFAChallengeRecord
+        let csrf: String
+    }
+
+    /// Loads a live challenge that belongs to this browser, or the page to answer instead.
+    private func load(_ id: String?, _ request: HTTPRequest) throws -> Result<Loaded, Stop> {
+        guard let id, let challenge = try context.store.mfaChallenge(id: id) else {
+            return .failure(Stop(Pages.error(status: 400, code: "invalid_request", message: "This sign-in link is not valid.")))
+        }
+        guard !challenge.completed, challenge.expiresAt > context.clock.now() else {
+            return .failure(
+                Stop(Pages.error(status: 400, code: "invalid_request", message: "This sign-in has expired or was already completed.")))
+        }
+        guard let binding = Wire.cookies(of: request)[SignInFlow.bindingCookie],
+            Crypto.constantTimeEquals(Array(Crypto.hexSHA256(binding).utf8), Array(challenge.browserBindingHash.utf8))
+        else {
+            return .failure(
+                Stop(Pages.error(status: 400, code: "invalid_request", message: "This sign-in was started in another browser.")))
+        }
+        let csrf = Base64URL.encode(Crypto.hmacSHA256(key: Array(binding.utf8), message: Array("mfa:\(challenge.id)".utf8)))
+        return .success(Loaded(challenge: challenge, csrf: csrf))
+    }
+
+    struct Stop: Error {
+        let response: HTTPResponse
+        init(_ response: HTTPResponse) { self.response = response }
+    }
+
+    /// `GET /v1/auth/zevid/mfa?challenge=…`: the code form.
+    func page(_ request: HTTPRequest) throws -> HTTPResponse {
+        switch try load(AccountForms.query(request, "challenge"), request) {
+        case .failure(let stop): return stop.response
+        case .success(let loaded): return AccountPages.mfa(challengeID: loaded.challenge.id, csrf: loaded.csrf, error: nil)
+        }
+    }
+
+    /// `POST /v1/auth/zevid/mfa` (form: `challenge`, `csrf`, `code`): a TOTP code or a recovery code,
+    /// counted against the account's MFA limit. Success starts the browser session and continues to
+    /// consent (app sign-in) or the account page.
+    func submit(_ request: HTTPRequest) throws -> HTTPResponse {
+        let form = AccountForms.fields(request)
+        let loaded: Loaded
+        switch try load(form["challenge"], request) {
+        case .failure(let stop): return stop.response
+        case .success(let value): loaded = value
+        }
+        guard AccountForms.csrfMatches(form["csrf"], loaded.csrf) else { return AccountForms.expiredForm }
+        let page = { (message: String, status: Int) in
+            AccountPages.mfa(challengeID: loaded.challenge.id, csrf: loaded.csrf, error: message, status: status)
+        }
+        switch try AccountSecurity(context: context).verifySecondFactor(userID: loaded.challenge.userID, input: form["code"] ?? "") {
+        case .limited(let seconds):
+            var response = page(RateLimiter.pageMessage(retryAfterSeconds: seconds), 429)
+            response.headers.set("Retry-After", String(seconds))
+            return response
+        case .unavailable:
+            return page("Two-step verification is not available right now. Try again later, or use a recovery code.", 503)
+        case .rejected:
+            return page("That code is not right. Enter the current code from your app, or an unused recovery code.", 401)
+        case .accepted:
+            break
+        }
+        let token = try Crypto.mintToken(prefix: "zbs_")
+        guard
+            try context.store.completeMFAChallenge(
+                id: loaded.challenge.id, browserSessionTokenHash: Crypto.hexSHA256(token), now: context.clock.now()) != nil
+        else {
+            return Pages.error(status: 400, code: "invalid_request", message: "This sign-in has expired or was already completed.")
+        }
+        let cookie = Wire.cookie(
+            name: SignInFlow.browserSessionCookie, value: token, maxAge: 90 * 86_400, secure: context.configuration.secureCookies)
+        if let requestID = loaded.challenge.authorizationRequestID {
+            return Wire.seeOther("/v1/auth/zevid/consent?request=\(requestID)", cookies: [cookie])
+        }
+        return Wire.seeOther("/account", cookies: [cookie])
+    }
+}
+
+/// Form plumbing shared by the account pages and the MFA step.
+enum AccountForms {
+    /// Every field of an `application/x-www-form-urlencoded` body, first value of each name.
+    static func fields(_ request: HTTPRequest) -> [String: String] {
+        var fields: [String: String] = [:]
+        for (name, value) in (try? FormURLEncoding.decode(String(decoding: request.body, as: UTF8.self))) ?? [] where fields[name] == nil {
+            fields[name] = value
+        }
+        return fields
+    }
+
+    /// One query parameter's decoded value.
+    static func query(_ request: HTTPRequest, _ name: String) -> String? {
+        (try? FormURLEncoding.decode(request.rawQuery ?? ""))?.first { $0.name == name }?.value
+    }
+
+    /// Constant-time comparison of a submitted CSRF token with the expected one.
+    static func csrfMatches(_ submitted: String?, _ expected: String) -> Bool {
+        guard let submitted else { return false }
+        return Crypto.constantTimeEquals(Array(submitted.utf8), Array(expected.utf8))
+    }
+
+    static var expiredForm: HTTPResponse {
+        Pages.error(status: 403, code: "invalid_request", message: "This form expired. Go back and try again.")
+    }
+}

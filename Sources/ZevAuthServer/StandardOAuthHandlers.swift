@@ -1,0 +1,148 @@
+import Authorize
+import Crypto
+import Encoding
+import Foundation
+import HTTPServer
+import PostgresStore
+
+/// The standard OAuth surface over the same core (PRODUCT.md, "Standard OAuth surface"): RFC 8414
+/// metadata, `POST /oauth2/token` (RFC 6749 §4.1.3, §6), `POST /oauth2/revoke` (RFC 7009) and
+/// `POST /oauth2/introspect` (RFC 7662).
+struct StandardOAuthHandlers: Sendable {
+    let context: ServerContext
+
+    // MARK: Metadata
+
+    /// `GET /.well-known/oauth-authorization-server` (RFC 8414 §2, §3). No `scopes_supported`: no scope is
+    /// granted (docs/decisions.md).
+    func metadata(_ request: HTTPRequest) -> HTTPResponse {
+        let issuer = context.configuration.issuer
+        var response = Wire.json(
+            status: 200,
+            [
+                "issuer": issuer,
+                "authorization_endpoint": issuer + "/oauth2/authorize",
+                "token_endpoint": issuer + "/oauth2/token",
+                "revocation_endpoint": issuer + "/oauth2/revoke",
+                "introspection_endpoint": issuer + "/oauth2/introspect",
+                "response_types_supported": ["code"],
+                "response_modes_supported": ["query"],
+                "grant_types_supported": ["authorization_code", "refresh_token"],
+                "code_challenge_methods_supported": ["S256"],
+                "token_endpoint_auth_methods_supported": ["none"],
+                "revocation_endpoint_auth_methods_supported": ["none"],
+                "authorization_response_iss_parameter_supported": true,
+            ] as [String: Any])
+        // Public and the same for everyone: let clients cache it briefly.
+        response.headers.set("Cache-Control", "public, max-age=300")
+        response.headers.remove("Pragma")
+        return response
+    }
+
+    // MARK: Form bodies
+
+    /// A form body's parameters (RFC 6749 Appendix B), each at most once (RFC 6749 §3.2: "Request and
+    /// response parameters MUST NOT be included more than once"); an empty value counts as missing.
+    /// - Returns: nil when the body does not decode or repeats a parameter.
+    static func form(_ request: HTTPRequest) -> [String: String]? {
+        guard let pairs = try? FormURLEncoding.decode(String(decoding: request.body, as: UTF8.self)) else { return nil }
+        var fields: [String: String] = [:]
+        for (name, value) in pairs {
+            guard fields[name] == nil else { return nil }
+            fields[name] = value
+        }
+        return fields.filter { !$0.value.isEmpty }
+    }
+
+    private static func tokenError(_ code: OAuthErrorCode, _ description: String) -> HTTPResponse {
+        GrantResult.failed(OAuthError(code, description)).response(on: .standard(.token))
+    }
+
+    /// The publishable key named by `client_id` (public client, RFC 6749 §2.3 "none"), or nil.
+    private func environment(clientID: String?) throws -> EnvironmentRecord? {
+        guard let clientID, clientID.hasPrefix("pk_") else { return nil }
+        return try context.store.environment(publishableKey: clientID)
+    }
+
+    // MARK: Token
+
+    /// `POST /oauth2/token`, form-encoded. Checks in order: a decodable body with no repeated parameter
+    /// (400 `invalid_request`), `client_id` a known publishable key (401 `invalid_client`), `grant_type`
+    /// present (`invalid_request`) and supported (`unsupported_grant_type`), the grant's parameters
+    /// present (`invalid_request`), then the exchange or refresh core, whose failures are all
+    /// `invalid_grant` with the product code first in `error_description` (RFC 6749 §5.2).
+    func token(_ request: HTTPRequest) throws -> HTTPResponse {
+        guard let form = Self.form(request) else {
+            return Self.tokenError(.invalidRequest, "The body must be application/x-www-form-urlencoded with each parameter once.")
+        }
+        guard let environment = try environment(clientID: form["client_id"]) else {
+            return GrantResult.failed(OAuthError(.invalidClient, "Send the environment's publishable key as client_id."))
+                .response(on: .standard(.token))
+        }
+        guard let grantType = form["grant_type"] else { return Self.tokenError(.invalidRequest, "grant_type is required.") }
+        switch grantType {
+        case "authorization_code":
+            guard let code = form["code"] else { return Self.tokenError(.invalidRequest, "code is required.") }
+            let fields = ExchangeHandler.Fields(code: code, redirectURI: form["redirect_uri"], codeVerifier: form["code_verifier"])
+            return try ExchangeHandler(context: context).grant(fields, publishableKey: environment.publishableKey)
+                .response(on: .standard(.token))
+        case "refresh_token":
+            guard let refreshToken = form["refresh_token"] else { return Self.tokenError(.invalidRequest, "refresh_token is required.") }
+            return try SessionGrants(context: context).refresh(refreshToken: refreshToken, publishableKey: environment.publishableKey)
+                .response(on: .standard(.token))
+        default:
+            return Self.tokenError(.unsupportedGrantType, "grant_type must be authorization_code or refresh_token.")
+        }
+    }
+
+    // MARK: Revocation
+
+    /// `POST /oauth2/revoke` (RFC 7009 §2.1), form `token`, optional `token_type_hint` (ignored: both
+    /// kinds are looked up), `client_id`. 200 with an empty body for every well-formed request from a
+    /// known client, whether or not the token was live or this client's (§2.2).
+    func revoke(_ request: HTTPRequest) throws -> HTTPResponse {
+        guard let form = Self.form(request) else {
+            return Self.tokenError(.invalidRequest, "The body must be application/x-www-form-urlencoded with each parameter once.")
+        }
+        guard let environment = try environment(clientID: form["client_id"]) else {
+            return GrantResult.failed(OAuthError(.invalidClient, "Send the environment's publishable key as client_id."))
+                .response(on: .standard(.token))
+        }
+        guard let token = form["token"] else { return Self.tokenError(.invalidRequest, "token is required.") }
+        try SessionGrants(context: context).revoke(token: token, environment: environment)
+        return HTTPResponse(status: 200, headers: HTTPHeaders([("Cache-Control", "no-store"), ("Pragma", "no-cache")]))
+    }
+
+    // MARK: Introspection
+
+    /// `POST /oauth2/introspect` (RFC 7662), form `token`, authenticated by `Authorization: Bearer sk_…`.
+    /// 401 `invalid_client` without a live secret key; 400 `invalid_request` without `token`. A live
+    /// access token of the key's environment answers `active: true` with `client_id`, `sub` (the account
+    /// id), `sid` (the session id), `exp`, `iat` (Unix seconds), `token_type`, `iss`; anything else, a
+    /// refresh token or another environment's token included, is `{"active": false}` (§2.2).
+    func introspect(_ request: HTTPRequest) throws -> HTTPResponse {
+        guard let key = Wire.bearer(request), key.hasPrefix("sk_test_") || key.hasPrefix("sk_live_"),
+            let environment = try context.store.environment(secretKeyHash: Crypto.hexSHA256(key))
+        else {
+            return GrantResult.failed(OAuthError(.invalidClient, "Send a secret key of the environment as Authorization: Bearer sk_…"))
+                .response(on: .standard(.token))
+        }
+        guard let form = Self.form(request) else {
+            return Self.tokenError(.invalidRequest, "The body must be application/x-www-form-urlencoded with each parameter once.")
+        }
+        guard let token = form["token"] else { return Self.tokenError(.invalidRequest, "token is required.") }
+        guard token.hasPrefix("zat_"),
+            let live = try context.store.introspect(
+                environmentID: environment.id, accessTokenHash: Crypto.hexSHA256(token), now: context.clock.now())
+        else {
+            return Wire.json(status: 200, ["active": false])
+        }
+        return Wire.json(
+            status: 200,
+            [
+                "active": true, "client_id": live.clientID, "sub": live.userID, "sid": live.sessionID,
+                "token_type": "Bearer", "iss": context.configuration.issuer,
+                "exp": Int(live.expiresAt.timeIntervalSince1970), "iat": Int(live.issuedAt.timeIntervalSince1970),
+            ] as [String: Any])
+    }
+}

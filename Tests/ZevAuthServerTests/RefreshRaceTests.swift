@@ -1,0 +1,91 @@
+import Crypto
+import Foundation
+import Postgres
+import Synchronization
+import Testing
+import ZevAuthTesting
+
+@testable import PostgresStore
+
+/// Two refreshes of one token, made deterministic: the first runs the refresh statement inside an open
+/// transaction; the second is seen waiting on the session's row lock, then the first commits. At grace 0
+/// the second must revoke the session; within a grace it must get a pair of its own.
+@Suite struct RefreshRaceTests {
+    @Test(arguments: [0, 30])
+    func theSecondOfTwoRacingRefreshesDecidesOnTheWinnersCommittedRow(grace: Int) throws {
+        let store = PostgresStore(pool: TestDatabase.pool)
+        let fixture = try Fixture.make(store: store)
+        let environment = try #require(try store.environment(publishableKey: fixture.developmentKey))
+        _ = try store.updateSessionSettings(
+            environmentID: environment.id, SessionSettingsUpdate(refreshReuseGraceSeconds: grace), now: Date())
+        let now = Date()
+        let refreshToken = try Crypto.mintToken(prefix: "zrt_")
+        SuiteCapture.secret(refreshToken)
+        let sessionID = try TestDatabase.pool.query(
+            """
+            WITH s AS (
+                INSERT INTO sessions (environment_id, user_id, auth_time, created_at, last_refreshed_at, access_token_hash,
+                    access_expires_at, refresh_token_hash)
+                VALUES ($1, $2, to_timestamp($3::float8), to_timestamp($3::float8), to_timestamp($3::float8), $4,
+                    to_timestamp($3::float8) + interval '15 minutes', $5)
+                RETURNING id
+            )
+            INSERT INTO refresh_tokens (token_hash, session_id, generation, issued_at)
+            SELECT $5, id, 1, to_timestamp($3::float8) FROM s RETURNING session_id
+            """,
+            [
+                environment.id, fixture.userID, String(now.timeIntervalSince1970),
+                Crypto.hexSHA256(try Crypto.mintToken(prefix: "zat_")), Crypto.hexSHA256(refreshToken),
+            ]
+        ).rows[0].string("session_id")
+
+        func attempt() throws -> PostgresStore.RefreshAttempt {
+            PostgresStore.RefreshAttempt(
+                publishableKey: fixture.developmentKey, refreshTokenHash: Crypto.hexSHA256(refreshToken),
+                newAccessTokenHash: Crypto.hexSHA256(try Crypto.mintToken(prefix: "zat_")),
+                newRefreshTokenHash: Crypto.hexSHA256(try Crypto.mintToken(prefix: "zrt_")), now: now)
+        }
+
+        let winner = try PostgresConnection(url: TestDatabase.url)
+        try winner.query("BEGIN")
+        let won = try attempt()
+        let row = try winner.query(
+            PostgresStore.refreshSQL,
+            [won.publishableKey, won.refreshTokenHash, String(now.timeIntervalSince1970), won.newAccessTokenHash, won.newRefreshTokenHash]
+        ).rows[0]
+        #expect(row["session_id"] == sessionID)
+        #expect(try row.bool("reused") == false)
+
+        let outcome = Mutex<RefreshOutcome?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        let second = try attempt()
+        Thread.detachNewThread {
+            let result = try? store.refresh(second)
+            outcome.withLock { $0 = result }
+            done.signal()
+        }
+        var waiting = false
+        for _ in 0..<500 where !waiting {
+            waiting =
+                try TestDatabase.pool.query(
+                    "SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%refresh_tokens%'"
+                ).rows[0].int("n") > 0
+            if !waiting { usleep(10_000) }
+        }
+        #expect(waiting, "the second refresh never waited on the winner's lock")
+        try winner.query("COMMIT")
+        #expect(done.wait(timeout: .now() + 10) == .success)
+        let result = try #require(outcome.withLock { $0 })
+        if grace == 0 {
+            #expect(result == .ended(revokedForReuse: true))
+            #expect(try store.isSessionRevoked(id: sessionID) == true)
+        } else {
+            guard case .refreshed(let session) = result else {
+                Issue.record("expected a pair within the grace, got \(result)")
+                return
+            }
+            #expect(session.sessionID == sessionID)
+            #expect(try store.isSessionRevoked(id: sessionID) == false)
+        }
+    }
+}
