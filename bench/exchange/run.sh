@@ -40,8 +40,7 @@ body="{\"code\":\"hoc_bench_$CODES\",\"codeVerifier\":\"$verifier\",\"redirectUr
 for _ in 1 2 3 4; do
   curl -s -o /dev/null -w '%{http_code}\n' -X POST "http://127.0.0.1:$port/v1/auth/handoff/exchange" \
     -H 'Authorization: Bearer pk_test_bench' -H 'Content-Type: application/json' -d "$body" &
-done | sort | uniq -c
-wait
+done | sort | uniq -c   # the pipeline ends when every curl has answered
 echo "sessions for that code: $(psql -Atc "SELECT count(*) FROM sessions s JOIN authorization_codes c ON c.id = s.authorization_code_id WHERE c.code_hash = encode(sha256(convert_to('hoc_bench_$CODES','UTF8')),'hex')")"
 
 echo "== wrk: $CONNECTIONS connections, ${DURATION}s, $THREADS server threads"
