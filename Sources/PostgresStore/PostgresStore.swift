@@ -436,10 +436,13 @@ public final class PostgresStore: Sendable {
         public let accessTokenHash: String
         public let refreshTokenHash: String
         public let now: Date
+        /// When set, the statement touches no code if the client's failure counter is at its threshold.
+        public let failureGate: FailureGate?
         public init(
             publishableKey: String, codeHash: String, requestedRedirectURI: String?, verifierChallenge: String?,
-            attemptID: String, accessTokenHash: String, refreshTokenHash: String, now: Date
+            attemptID: String, accessTokenHash: String, refreshTokenHash: String, now: Date, failureGate: FailureGate? = nil
         ) {
+            self.failureGate = failureGate
             self.publishableKey = publishableKey
             self.codeHash = codeHash
             self.requestedRedirectURI = requestedRedirectURI
@@ -448,6 +451,22 @@ public final class PostgresStore: Sendable {
             self.accessTokenHash = accessTokenHash
             self.refreshTokenHash = refreshTokenHash
             self.now = now
+        }
+    }
+
+    /// A failure-counted rate limit checked inside a statement (`rate_limit_counters`), so the exchange's
+    /// common path stays one statement (issue 4 item 7; docs/performance.md).
+    public struct FailureGate: Sendable {
+        public let bucket: String
+        public let key: String
+        public let windowStart: Date
+        /// The count at which the client is refused.
+        public let threshold: Int
+        public init(bucket: String, key: String, windowStart: Date, threshold: Int) {
+            self.bucket = bucket
+            self.key = key
+            self.windowStart = windowStart
+            self.threshold = threshold
         }
     }
 
@@ -462,6 +481,11 @@ public final class PostgresStore: Sendable {
         WITH env AS (
             SELECT id, session_max_age_days, session_idle_days, access_token_ttl_minutes
             FROM environments WHERE publishable_key = $1
+        ), gate AS (
+            SELECT EXISTS (
+                SELECT 1 FROM rate_limit_counters
+                WHERE bucket = $9 AND key = $10 AND window_start = to_timestamp($11::float8) AND count >= $12::int
+            ) AS over
         ), code AS (
             UPDATE authorization_codes c SET
                 consumed_at = COALESCE(c.consumed_at, to_timestamp($5::float8)),
@@ -469,7 +493,7 @@ public final class PostgresStore: Sendable {
                 replayed_at = CASE
                     WHEN c.consumed_at IS NOT NULL AND c.redirect_uri = $3 AND c.code_challenge = $4
                     THEN COALESCE(c.replayed_at, to_timestamp($5::float8)) ELSE c.replayed_at END
-            WHERE c.code_hash = $2 AND c.environment_id = (SELECT id FROM env)
+            WHERE c.code_hash = $2 AND c.environment_id = (SELECT id FROM env) AND NOT (SELECT over FROM gate)
               AND (c.consumed_at IS NOT NULL OR c.expires_at > to_timestamp($5::float8))
             RETURNING c.id, c.user_id, c.browser_session_id, c.redirect_uri, c.code_challenge, c.auth_time,
                       c.consumed_by = $6::uuid AS won,
@@ -497,7 +521,7 @@ public final class PostgresStore: Sendable {
             FROM code WHERE code.replay AND s.authorization_code_id = code.id AND s.revoked_at IS NULL
             RETURNING s.id
         )
-        SELECT (SELECT id FROM env) AS environment_id,
+        SELECT (SELECT id FROM env) AS environment_id, (SELECT over FROM gate) AS rate_limited,
                env.session_max_age_days, env.session_idle_days,
                code.id AS code_id, code.redirect_uri, code.code_challenge, code.won, code.replay,
                (SELECT count(*) FROM revoked) AS revoked_count,
@@ -517,9 +541,12 @@ public final class PostgresStore: Sendable {
             [
                 attempt.publishableKey, attempt.codeHash, attempt.requestedRedirectURI, attempt.verifierChallenge,
                 SQLTime.parameter(attempt.now), attempt.attemptID, attempt.accessTokenHash, attempt.refreshTokenHash,
+                attempt.failureGate?.bucket, attempt.failureGate?.key, attempt.failureGate.map { SQLTime.parameter($0.windowStart) },
+                attempt.failureGate.map { String($0.threshold) },
             ]
         ).rows[0]
         guard row["environment_id"] != nil else { return .unknownClient }
+        if try row.bool("rate_limited") { return .rateLimited }
         guard let codeID = row["code_id"] else { return .invalidGrant(revokedReplay: false) }
         if try row.bool("won") == false {
             var revoked = try row.int("revoked_count") > 0

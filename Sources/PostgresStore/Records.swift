@@ -90,6 +90,8 @@ public struct IssuedSession: Sendable, Equatable {
 public enum ExchangeOutcome: Sendable, Equatable {
     /// Row 1: no environment has this publishable key.
     case unknownClient
+    /// The client's failed-exchange counter is at its threshold; no code was touched.
+    case rateLimited
     /// Row 3: the code is unknown, expired, already used, or issued to another environment.
     /// `revokedReplay` is true when this presentation was a valid replay that revoked the session.
     case invalidGrant(revokedReplay: Bool)

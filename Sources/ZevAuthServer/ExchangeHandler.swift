@@ -18,40 +18,52 @@ struct ExchangeHandler: Sendable {
     }
 
     /// Handles one exchange; every answer carries `Cache-Control: no-store`. Failed exchanges count against
-    /// the client address (issue 4 item 7); over the limit, 429 before any check runs.
+    /// the client address (issue 4 item 7); over the limit, 429 before any check runs. On the common path
+    /// the limit is checked inside the exchange statement itself, so a success is one SQL statement.
     func handle(_ request: HTTPRequest) throws -> HTTPResponse {
-        try RateLimiter(context: context).countingFailures(.exchangeFailuresPerAddress, request, configuration: context.configuration) {
-            try checkedExchange(request)
-        }
+        let limiter = RateLimiter(context: context)
+        let address = ClientAddress.of(request, configuration: context.configuration)
+        let response = try checkedExchange(request, limiter: limiter, address: address)
+        if response.status != 429, (400..<500).contains(response.status) { try limiter.hit(.exchangeFailuresPerAddress, key: address) }
+        return response
     }
 
     /// Rows 1–6 of one exchange.
-    private func checkedExchange(_ request: HTTPRequest) throws -> HTTPResponse {
+    private func checkedExchange(_ request: HTTPRequest, limiter: RateLimiter, address: String) throws -> HTTPResponse {
+        // Rows 1–2 failing: check the limit first with its own statement (a rare path).
+        func limitedOr(_ answer: () throws -> HTTPResponse) throws -> HTTPResponse {
+            if case .limited(let seconds) = try limiter.check(.exchangeFailuresPerAddress, key: address) {
+                return RateLimiter.tooManyRequestsJSON(retryAfterSeconds: seconds)
+            }
+            return try answer()
+        }
         // Row 1: no publishable key. (An unknown one is found by the exchange statement itself, so the
         // common case is one statement; a malformed body needs the lookup first, to keep the order.)
         guard let publishableKey = Wire.bearer(request), publishableKey.hasPrefix("pk_") else {
-            return invalidClient()
+            return try limitedOr { invalidClient() }
         }
         // Row 2: strict JSON with string fields.
         guard let fields = Self.parse(request.body) else {
-            guard try context.store.environment(publishableKey: publishableKey) != nil else { return invalidClient() }
-            return Wire.error(
-                OAuthError(
-                    .invalidRequest,
-                    "The body must be a JSON object with \"code\" as a string, and \"codeVerifier\" and \"redirectUri\" as strings when present."
-                ))
+            return try limitedOr { try invalidBody(publishableKey: publishableKey) }
         }
-        return try exchange(fields, publishableKey: publishableKey)
+        let gate = limiter.gate(.exchangeFailuresPerAddress, key: address)
+        return try grant(fields, publishableKey: publishableKey, gate: gate).response(on: .zevAuth)
     }
 
-    /// Rows 3–6 and the session, given a well-formed request, answered in the exchange's shape.
-    func exchange(_ fields: Fields, publishableKey: String) throws -> HTTPResponse {
-        try grant(fields, publishableKey: publishableKey).response(on: .zevAuth)
+    /// Row 2's answer, after row 1 is checked for a known key (a malformed body cannot reach the statement).
+    private func invalidBody(publishableKey: String) throws -> HTTPResponse {
+        guard try context.store.environment(publishableKey: publishableKey) != nil else { return invalidClient() }
+        return Wire.error(
+            OAuthError(
+                .invalidRequest,
+                "The body must be a JSON object with \"code\" as a string, and \"codeVerifier\" and \"redirectUri\" as strings when present."
+            ))
     }
 
     /// Rows 3–6 and the session as a `GrantResult`, so `POST /oauth2/token` answers the same core in RFC
     /// 6749 §5.1/§5.2 shapes and a code from either start works on either exchange.
-    func grant(_ fields: Fields, publishableKey: String) throws -> GrantResult {
+    /// - Parameter gate: the client's failure limit, checked inside the exchange statement (nil: none).
+    func grant(_ fields: Fields, publishableKey: String, gate: RateLimiter.Gate? = nil) throws -> GrantResult {
         let accessToken = try Crypto.mintToken(prefix: "zat_")
         let refreshToken = try Crypto.mintToken(prefix: "zrt_")
         let now = context.clock.now()
@@ -64,10 +76,12 @@ struct ExchangeHandler: Sendable {
                 attemptID: UUID().uuidString,
                 accessTokenHash: Crypto.hexSHA256(accessToken),
                 refreshTokenHash: Crypto.hexSHA256(refreshToken),
-                now: now))
+                now: now, failureGate: gate?.stored))
         switch outcome {
         case .unknownClient:
             return .failed(GrantResult.invalidClient)
+        case .rateLimited:
+            return .limited(retryAfterSeconds: gate?.retryAfterSeconds ?? 1)
         case .invalidGrant:
             // Row 3: unknown, expired, used, or another environment's; the same answer for each (RFC 6749 §5.2).
             return .failed(OAuthError(.invalidGrant, "The authorization code is invalid, expired or already used."))

@@ -137,6 +137,20 @@ public struct RateLimiter: Sendable {
         return count >= threshold(bucket) ? .limited(retryAfterSeconds: remaining) : .allowed
     }
 
+    /// A failure limit to check inside another statement, with the `Retry-After` to answer when it holds.
+    public struct Gate: Sendable {
+        let stored: PostgresStore.FailureGate
+        let retryAfterSeconds: Int
+    }
+
+    /// The current window's gate for `bucket` and `key` (no SQL runs here).
+    public func gate(_ bucket: RateLimitBucket, key: String) -> Gate {
+        let (start, remaining) = window()
+        return Gate(
+            stored: PostgresStore.FailureGate(bucket: bucket.rawValue, key: key, windowStart: start, threshold: threshold(bucket)),
+            retryAfterSeconds: remaining)
+    }
+
     /// Runs a failure-counted endpoint: over the limit, 429 before `body` runs; otherwise `body`'s answer,
     /// counted against the client address when it is a 4xx (exchanges and refreshes, issue 4 item 7).
     /// - Throws: `PostgresError`, and whatever `body` throws.

@@ -11,6 +11,8 @@ import PostgresStore
 enum GrantResult {
     case issued(IssuedSession, accessToken: String, refreshToken: String, now: Date)
     case failed(OAuthError)
+    /// The client's failure limit is reached: 429 with `Retry-After` on either surface.
+    case limited(retryAfterSeconds: Int)
 
     /// No or unknown publishable key (PRODUCT.md "Exchange" row 1; RFC 6749 §5.2).
     static let invalidClient = OAuthError(.invalidClient, "Send the environment's publishable key as Authorization: Bearer pk_…")
@@ -20,6 +22,8 @@ enum GrantResult {
     /// and its status is the RFC code's (a `reauthentication_required` is a 400 `invalid_grant` there).
     func response(on surface: ErrorSurface) -> HTTPResponse {
         switch (self, surface) {
+        case (.limited(let seconds), _):
+            return RateLimiter.tooManyRequestsJSON(retryAfterSeconds: seconds)
         case (.issued(let session, let accessToken, let refreshToken, let now), .zevAuth):
             return Wire.json(
                 status: 200, ExchangeHandler.sessionBody(session, accessToken: accessToken, refreshToken: refreshToken, now: now))

@@ -41,7 +41,7 @@ import ZevAuthTesting
             PostgresStore.exchangeSQL,
             [
                 won.publishableKey, won.codeHash, won.requestedRedirectURI, won.verifierChallenge, String(now.timeIntervalSince1970),
-                won.attemptID, won.accessTokenHash, won.refreshTokenHash,
+                won.attemptID, won.accessTokenHash, won.refreshTokenHash, nil, nil, nil, nil,
             ]
         ).rows[0]
         #expect(try row.bool("won"))

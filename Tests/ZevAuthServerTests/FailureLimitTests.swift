@@ -62,6 +62,39 @@ import ZevAuthTesting
         #expect(try grant("hoc_nope3").status == 429)
     }
 
+    @Test func aLimitedExchangeLeavesAValidCodeUnconsumed() throws {
+        let clock = ManualClock(Date(timeIntervalSince1970: (Date().timeIntervalSince1970 / 30).rounded(.down) * 30))
+        let server = try TestServer(
+            clock: clock,
+            configure: {
+                $0.rateLimits.exchangeFailuresPerAddress = 2
+                $0.rateLimits.windowSeconds = 30
+                $0.trustedProxies = ["127.0.0.1"]
+            })
+        let fixture = try Fixture.make(store: server.store)
+        let code = try SessionDriver(server: server, fixture: fixture).issueCode(path: "/v1/auth/zevid/start")
+        let address = "192.0.2.\(Int.random(in: 1...254))"  // RFC 5737; this test's own client address
+        let codeVerifier = code.pkce.verifier
+        func exchange(_ code: String) throws -> TestResponse {
+            let body = try JSONSerialization.data(withJSONObject: [
+                "code": code, "codeVerifier": code == "hoc_nope" ? "x" : codeVerifier, "redirectUri": SessionDriver.redirect,
+            ])
+            return try server.client.send(
+                "POST", "/v1/auth/handoff/exchange",
+                headers: [
+                    ("Authorization", "Bearer \(fixture.developmentKey)"), ("Content-Type", "application/json"),
+                    ("X-Forwarded-For", address),
+                ],
+                body: Array(body))
+        }
+        #expect(try exchange("hoc_nope").status == 400)
+        #expect(try exchange("hoc_nope").status == 400)
+        #expect(try exchange(code.code).status == 429)
+        // The next window: the code, 30 s old, was never touched and still redeems once.
+        clock.advance(by: 30)
+        #expect(try exchange(code.code).status == 200)
+    }
+
     @Test func aClosedAccountsSessionCannotBeRefreshed() throws {
         let server = try TestServer()
         let fixture = try Fixture.make(store: server.store)
