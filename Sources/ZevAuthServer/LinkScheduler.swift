@@ -75,11 +75,25 @@ public final class LinkScheduler: Sendable {
         return domains
     }
 
-    /// Runs a round every `intervalSeconds` on a background thread until `stop()`.
+    /// Runs a round every `intervalSeconds` on a background thread until `stop()`, and once an hour a
+    /// housekeeping pass that deletes rows expired for more than a day (`PostgresStore.pruneExpired`).
     public func start(intervalSeconds: Double = 60) {
         let thread = Thread { [self] in
+            var lastHousekeeping = Date.distantPast
             while !stopped.withLock({ $0 }) {
                 do { try runRound() } catch { log.write("association round failed error=\(String(describing: type(of: error)))") }
+                let now = clock.now()
+                if now.timeIntervalSince(lastHousekeeping) >= 3_600 {
+                    lastHousekeeping = now
+                    do {
+                        let pruned = try store.pruneExpired(before: now.addingTimeInterval(-86_400))
+                        log.write(
+                            "housekeeping pruned requests=\(pruned.authorizationRequests) codes=\(pruned.authorizationCodes) "
+                                + "mfa=\(pruned.mfaChallenges) rate_limits=\(pruned.rateLimitCounters)")
+                    } catch {
+                        log.write("housekeeping failed error=\(String(describing: type(of: error)))")
+                    }
+                }
                 _ = wake.wait(timeout: .now() + intervalSeconds)
             }
             finished.signal()
