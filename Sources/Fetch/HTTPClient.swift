@@ -157,10 +157,14 @@ public final class HTTPClient: Sendable {
                 throw .invalidURL("header \(name) has a control character or an invalid name")
             }
         }
-        guard CurlGlobal.initialized, let transfer = ClientTransfer(maxBytes: configuration.maxResponseBytes) else {
+        guard CurlGlobal.initialized, let easy = CurlEasy(maxBytes: max(1, configuration.maxResponseBytes)) else {
             throw .connectionFailed("libcurl could not be initialised")
         }
-        return try transfer.perform(request, configuration: configuration)
+        do {
+            return try transfer(easy, request)
+        } catch {
+            throw error.reported(as: HTTPClientError.self)
+        }
     }
 
     /// `GET url`.
@@ -192,160 +196,40 @@ public final class HTTPClient: Sendable {
     }
 }
 
-/// Appends body bytes, or stops the transfer (a short count) past the cap. Captures nothing; the transfer
-/// comes through CURLOPT_WRITEDATA and is alive for the whole `curl_easy_perform`.
-private let receiveClientBody: curl_write_callback = { data, size, count, context in
-    guard let context else { return 0 }
-    let transfer = Unmanaged<ClientTransfer>.fromOpaque(context).takeUnretainedValue()
-    let length = size * count
-    guard transfer.body.count + length <= transfer.maxBytes else {
-        transfer.exceededLimit = true
-        return 0
-    }
-    if length > 0, let data { transfer.body.append(contentsOf: UnsafeRawBufferPointer(start: data, count: length)) }
-    return length
-}
-
-/// Receives one header line. A status line starts a new header block (an interim `100 Continue` block is
-/// dropped that way), so only the final response's headers remain.
-private let receiveClientHeader: curl_write_callback = { data, size, count, context in
-    guard let context else { return 0 }
-    let transfer = Unmanaged<ClientTransfer>.fromOpaque(context).takeUnretainedValue()
-    let length = size * count
-    guard length > 0, let data else { return length }
-    var bytes = UnsafeRawBufferPointer(start: data, count: length)[...]
-    // Strip the line ending on bytes: in a Swift String "\r\n" is a single Character.
-    while let last = bytes.last, last == 0x0A || last == 0x0D { bytes = bytes.dropLast() }
-    transfer.headerLine(String(decoding: bytes, as: UTF8.self))
-    return length
-}
-
-/// One easy transfer of the general client; owns the handle, its slist and error buffer.
-final class ClientTransfer {
-    private let handle: UnsafeMutableRawPointer
-    private let errorBuffer: UnsafeMutablePointer<CChar>
-    private var slists: [UnsafeMutablePointer<curl_slist>] = []
-    fileprivate let maxBytes: Int
-    fileprivate var body: [UInt8] = []
-    fileprivate var headers: [HTTPClientHeader] = []
-    fileprivate var exceededLimit = false
-
-    init?(maxBytes: Int) {
-        guard let handle = curl_easy_init() else { return nil }
-        self.handle = handle
-        self.maxBytes = max(1, maxBytes)
-        errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
-        errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
-    }
-
-    deinit {
-        curl_easy_cleanup(handle)
-        for list in slists { curl_slist_free_all(list) }
-        errorBuffer.deallocate()
-    }
-
-    fileprivate func headerLine(_ line: String) {
-        if line.hasPrefix("HTTP/") {
-            headers = []
-            return
-        }
-        guard let colon = line.firstIndex(of: ":") else { return }
-        let name = String(line[..<colon])
-        let value = String(line[line.index(after: colon)...]).trimmingHeaderSpaces()
-        headers.append(HTTPClientHeader(name: name, value: value))
-    }
-
-    func perform(_ request: HTTPClientRequest, configuration: HTTPClientConfiguration) throws(HTTPClientError) -> HTTPClientResponse {
-        try configure(request, configuration: configuration)
-        let code = curl_easy_perform(handle)
-        guard code == CURLE_OK else { throw failure(for: code) }
-        var status = 0
-        try check(CCurl_easy_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status), "CURLINFO_RESPONSE_CODE")
-        return HTTPClientResponse(status: status, headers: headers, body: body)
-    }
-
-    private func configure(_ request: HTTPClientRequest, configuration: HTTPClientConfiguration) throws(HTTPClientError) {
-        try check(CCurl_easy_setopt_pointer(handle, CURLOPT_ERRORBUFFER, errorBuffer), "CURLOPT_ERRORBUFFER")
-        try check(CCurl_easy_setopt_string(handle, CURLOPT_URL, request.url), "CURLOPT_URL")
-        try check(CCurl_easy_setopt_string(handle, CURLOPT_PROTOCOLS_STR, "http,https"), "CURLOPT_PROTOCOLS_STR")
-        // The caller sees every 3xx itself: the redirect to an app must be caught, never followed.
-        try check(CCurl_easy_setopt_long(handle, CURLOPT_FOLLOWLOCATION, 0), "CURLOPT_FOLLOWLOCATION")
-        try check(CCurl_easy_setopt_long(handle, CURLOPT_NOSIGNAL, 1), "CURLOPT_NOSIGNAL")
-        try check(CCurl_easy_setopt_long(handle, CURLOPT_SSL_VERIFYPEER, 1), "CURLOPT_SSL_VERIFYPEER")
-        try check(CCurl_easy_setopt_long(handle, CURLOPT_SSL_VERIFYHOST, 2), "CURLOPT_SSL_VERIFYHOST")
-        if let caFile = configuration.caFile {
-            try check(CCurl_easy_setopt_string(handle, CURLOPT_CAINFO, caFile), "CURLOPT_CAINFO")
-        }
-        try check(CCurl_easy_setopt_string(handle, CURLOPT_PROXY, ""), "CURLOPT_PROXY")
-        try check(
-            CCurl_easy_setopt_long(handle, CURLOPT_CONNECTTIMEOUT_MS, max(1, configuration.connectTimeoutMilliseconds)),
-            "CURLOPT_CONNECTTIMEOUT_MS")
-        try check(CCurl_easy_setopt_long(handle, CURLOPT_TIMEOUT_MS, max(1, configuration.timeoutMilliseconds)), "CURLOPT_TIMEOUT_MS")
-        try check(CCurl_easy_setopt_off_t(handle, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(maxBytes)), "CURLOPT_MAXFILESIZE_LARGE")
-        try check(CCurl_easy_setopt_string(handle, CURLOPT_USERAGENT, configuration.userAgent), "CURLOPT_USERAGENT")
-
+extension HTTPClient {
+    /// Runs `request` on `easy`: ``CurlEasy``'s shared options over `http` and `https`, the method and
+    /// body, the caller's headers, and every header of the final response collected.
+    /// - Throws: ``CurlFailure`` when no response came.
+    private func transfer(_ easy: CurlEasy, _ request: HTTPClientRequest) throws(CurlFailure) -> HTTPClientResponse {
+        try easy.configure(
+            url: request.url, protocols: "http,https", caFile: configuration.caFile,
+            connectTimeoutMilliseconds: max(1, configuration.connectTimeoutMilliseconds),
+            timeoutMilliseconds: max(1, configuration.timeoutMilliseconds), userAgent: configuration.userAgent)
         switch request.method {
         case .get:
-            try check(CCurl_easy_setopt_long(handle, CURLOPT_HTTPGET, 1), "CURLOPT_HTTPGET")
+            try easy.set(CURLOPT_HTTPGET, 1, "CURLOPT_HTTPGET")
         case .post, .patch, .delete:
             if request.method != .delete || !request.body.isEmpty {
-                try check(
-                    CCurl_easy_setopt_off_t(handle, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(request.body.count)),
-                    "CURLOPT_POSTFIELDSIZE_LARGE")
-                // COPYPOSTFIELDS copies the bytes (POSTFIELDSIZE given first, so a NUL byte is data).
-                var bytes = request.body
-                if bytes.isEmpty { bytes = [0] }
-                let code = bytes.withUnsafeMutableBytes { CCurl_easy_setopt_pointer(handle, CURLOPT_COPYPOSTFIELDS, $0.baseAddress) }
-                try check(code, "CURLOPT_COPYPOSTFIELDS")
+                try easy.setRequestBody(request.body)
             }
             if request.method != .post {
-                try check(CCurl_easy_setopt_string(handle, CURLOPT_CUSTOMREQUEST, request.method.rawValue), "CURLOPT_CUSTOMREQUEST")
+                try easy.set(CURLOPT_CUSTOMREQUEST, request.method.rawValue, "CURLOPT_CUSTOMREQUEST")
             }
         }
         // "Expect:" stops libcurl's `Expect: 100-continue` on larger bodies; a later caller header wins.
         let lines = ["Expect:"] + request.headers.map { "\($0.name): \($0.value)" }
-        try check(CCurl_easy_setopt_slist(handle, CURLOPT_HTTPHEADER, try slist(lines)), "CURLOPT_HTTPHEADER")
-        try check(CCurl_easy_setopt_write_function(handle, receiveClientBody), "CURLOPT_WRITEFUNCTION")
-        try check(CCurl_easy_setopt_header_function(handle, receiveClientHeader), "CURLOPT_HEADERFUNCTION")
-        let context = Unmanaged.passUnretained(self).toOpaque()
-        try check(CCurl_easy_setopt_pointer(handle, CURLOPT_WRITEDATA, context), "CURLOPT_WRITEDATA")
-        try check(CCurl_easy_setopt_pointer(handle, CURLOPT_HEADERDATA, context), "CURLOPT_HEADERDATA")
+        try easy.set(CURLOPT_HTTPHEADER, lines: lines, "CURLOPT_HTTPHEADER")
+        try easy.collectHeaders()
+        try easy.perform()
+        let status = try easy.longInfo(CURLINFO_RESPONSE_CODE, "CURLINFO_RESPONSE_CODE")
+        return HTTPClientResponse(status: status, headers: easy.headerLines.compactMap(Self.header), body: easy.body)
     }
 
-    /// The one funnel from a failed `curl_easy_perform` to an ``HTTPClientError``.
-    private func failure(for code: CURLcode) -> HTTPClientError {
-        let buffer = String(cString: errorBuffer)
-        let detail = buffer.isEmpty ? String(cString: curl_easy_strerror(code)) : buffer
-        switch code {
-        case CURLE_OPERATION_TIMEDOUT: return .timeout(detail)
-        case CURLE_COULDNT_RESOLVE_HOST: return .dnsError(detail)
-        case CURLE_FILESIZE_EXCEEDED: return .tooLarge(limit: maxBytes)
-        case CURLE_WRITE_ERROR where exceededLimit: return .tooLarge(limit: maxBytes)
-        case CURLE_SSL_CONNECT_ERROR, CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER,
-            CURLE_SSL_CACERT_BADFILE:
-            return .tlsError(detail)
-        default: return .connectionFailed(detail)
-        }
-    }
-
-    private func check(_ code: CURLcode, _ option: String) throws(HTTPClientError) {
-        guard code == CURLE_OK else {
-            throw .connectionFailed("libcurl refused \(option): \(String(cString: curl_easy_strerror(code)))")
-        }
-    }
-
-    private func slist(_ lines: [String]) throws(HTTPClientError) -> UnsafeMutablePointer<curl_slist> {
-        var list: UnsafeMutablePointer<curl_slist>?
-        for line in lines {
-            guard let appended = curl_slist_append(list, line) else {
-                if let list { curl_slist_free_all(list) }
-                throw .connectionFailed("libcurl could not allocate a list")
-            }
-            list = appended
-        }
-        guard let list else { throw .connectionFailed("libcurl could not allocate a list") }
-        slists.append(list)
-        return list
+    /// `Name: value` as a header (value without surrounding spaces), or `nil` for a line without a colon.
+    private static func header(_ line: String) -> HTTPClientHeader? {
+        guard let colon = line.firstIndex(of: ":") else { return nil }
+        let value = String(line[line.index(after: colon)...]).trimmingHeaderSpaces()
+        return HTTPClientHeader(name: String(line[..<colon]), value: value)
     }
 }
 

@@ -1,3 +1,4 @@
+internal import CCurl
 import Glibc
 
 /// A fetched HTTP response, whatever its status (a 404 or a 301 is a response, not a failure).
@@ -107,13 +108,39 @@ public final class HTTPSFetcher: Sendable {
         }
 
         let url = port == 443 ? "https://\(host)\(path)" : "https://\(host):\(port)\(path)"
-        guard let transfer = CurlTransfer(maxBytes: maxBytes) else {
+        guard let easy = CurlEasy(maxBytes: maxBytes) else {
             return .failure(.connectionFailed("libcurl could not create a transfer"))
         }
-        return transfer.perform(url: url, pin: Resolver.pinEntry(host: host, port: port, addresses: allowed), configuration: configuration)
+        do {
+            return .success(try transfer(easy, url: url, pin: Resolver.pinEntry(host: host, port: port, addresses: allowed)))
+        } catch {
+            return .failure(error.reported())
+        }
+    }
+
+    /// Runs the GET on `easy`: ``CurlEasy``'s shared options, HTTPS only (redirect targets too),
+    /// `Accept: application/json`, and the host pinned to the checked addresses by `pin` (a
+    /// `CURLOPT_RESOLVE` entry).
+    /// - Throws: ``CurlFailure`` when no response came.
+    private func transfer(_ easy: CurlEasy, url: String, pin: String) throws(CurlFailure) -> FetchedResponse {
+        try easy.configure(
+            url: url, protocols: "https", caFile: configuration.caFile,
+            connectTimeoutMilliseconds: configuration.connectTimeoutMilliseconds,
+            timeoutMilliseconds: configuration.timeoutMilliseconds, userAgent: Self.userAgent)
+        try easy.set(CURLOPT_REDIR_PROTOCOLS_STR, "https", "CURLOPT_REDIR_PROTOCOLS_STR")
+        try easy.set(CURLOPT_HTTPHEADER, lines: ["Accept: application/json"], "CURLOPT_HTTPHEADER")
+        // The address checked by AddressPolicy is the one connected to: libcurl takes it from here and
+        // never asks DNS for this host and port.
+        try easy.set(CURLOPT_RESOLVE, lines: [pin], "CURLOPT_RESOLVE")
+        try easy.perform()
+
+        let status = try easy.longInfo(CURLINFO_RESPONSE_CODE, "getinfo")
+        let contentType = try easy.stringInfo(CURLINFO_CONTENT_TYPE, "getinfo")
+        let location = try (300..<400).contains(status) ? easy.stringInfo(CURLINFO_REDIRECT_URL, "getinfo") : nil
+        return FetchedResponse(status: status, contentType: contentType, body: easy.body, redirectLocation: location)
     }
 
     /// libcurl's built-in CA directory (`CURLINFO_CAPATH`), which stays trusted when ``OutboundConfiguration/caFile``
     /// adds a bundle; `nil` when this libcurl was built without one.
-    static var systemCAPath: String? { CurlTransfer.defaultCAPath() }
+    static var systemCAPath: String? { CurlEasy.defaultCAPath() }
 }
