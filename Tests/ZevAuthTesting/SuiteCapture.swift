@@ -10,7 +10,7 @@ public enum SuiteCapture {
     private static func append(_ line: String, toFileIn variable: String) {
         guard let path = ProcessInfo.processInfo.environment[variable], !path.isEmpty else { return }
         lock.withLock {
-            if !FileManager.default.fileExists(atPath: path) { FileManager.default.createFile(atPath: path, contents: nil) }
+            if !FileManager.default.fileExists(atPath: path) { _ = FileManager.default.createFile(atPath: path, contents: nil) }
             guard let handle = FileHandle(forWritingAtPath: path) else { return }
             handle.seekToEndOfFile()
             handle.write(Data((line + "\n").utf8))

@@ -21,7 +21,7 @@ public final class TestHTTPSServer: @unchecked Sendable {
         let directory = NSTemporaryDirectory() + "zevauth-test-ca-\(UUID().uuidString.prefix(8))"
         try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let extensions = directory + "/leaf.ext"
-        FileManager.default.createFile(
+        _ = FileManager.default.createFile(
             atPath: extensions,
             contents: Data(
                 "subjectAltName=DNS:acme.test,DNS:*.acme.test\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n".utf8))
@@ -95,7 +95,7 @@ public final class TestHTTPSServer: @unchecked Sendable {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         routesFile = directory + "/routes.json"
         logFile = directory + "/requests.log"
-        FileManager.default.createFile(atPath: logFile, contents: Data())
+        _ = FileManager.default.createFile(atPath: logFile, contents: Data())
         try Data(Self.script.utf8).write(to: URL(fileURLWithPath: directory + "/server.py"))
         try Data("{}".utf8).write(to: URL(fileURLWithPath: routesFile))
         process = Process()
