@@ -80,8 +80,16 @@ stop)
         as_postgres "$BIN/pg_ctl" -D "$base/pgdata" -m fast -w -t 60 stop >&2
     fi
     ;;
+destroy)
+    # stop, then delete the cluster: DIR and, when the data was relocated, the directory it points to.
+    [[ -d "$dir" ]] || exit 0
+    base=$(base_of)
+    "$0" stop "$dir"
+    if [[ "$base" != "$dir" && "$base" == "${TMPDIR:-/tmp}"/zevauth-pg-* ]]; then rm -rf "$base"; fi
+    rm -rf "$dir"
+    ;;
 *)
-    echo "usage: $0 start|stop DIR" >&2
+    echo "usage: $0 start|stop|destroy DIR" >&2
     exit 2
     ;;
 esac

@@ -279,7 +279,10 @@ enum Render {
             ["LINK", "CHECKED AT", "NEXT CHECK AT"], [text(link["status"]), text(link["checkedAt"]), text(link["nextCheckAt"])],
         ])
         let problems = link["problems"] as? [[String: Any]] ?? []
-        if problems.isEmpty {
+        if problems.isEmpty && text(link["status"]) == "pending" {
+            // Nothing was checked: an app is checked on the domains of its environment's link callbacks.
+            out += "\nnot checked yet: register an https callback on a verified project domain (zevauth callback add), then check again"
+        } else if problems.isEmpty {
             out += "\nno problems"
         } else {
             out += "\n" + table([["PROBLEM", "MESSAGE"]] + problems.map { [text($0["code"]), text($0["message"])] })

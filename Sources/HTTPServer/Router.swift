@@ -56,12 +56,15 @@ public struct Router: HTTPHandler {
     public func handle(_ request: HTTPRequest) -> HTTPResponse {
         let pathSegments = Self.split(request.path)
         var allowed: [String] = []
+        // HEAD is answered as GET (RFC 9110 §9.3.2); libmicrohttpd sends the headers without the body.
+        let method = request.method == "HEAD" ? "GET" : request.method
         for route in table {
             guard let parameters = Self.match(route.segments, pathSegments) else { continue }
-            if route.method == request.method {
+            if route.method == method {
                 return route.handler(request, parameters)
             }
             if !allowed.contains(route.method) { allowed.append(route.method) }
+            if route.method == "GET", !allowed.contains("HEAD") { allowed.append("HEAD") }
         }
         if allowed.isEmpty {
             return HTTPResponse.jsonError(status: 404, error: "not_found", description: "No resource at this path.")

@@ -109,7 +109,8 @@ struct AppHandlers: Sendable {
     }
 
     static func invalid(_ problem: IdentifierProblem) -> HTTPResponse {
-        Wire.error(.invalidRequest, "\(problem.field) \(problem.message)")
+        // The Association module's messages already name the field; do not say it twice.
+        Wire.error(.invalidRequest, problem.message.hasPrefix(problem.field) ? problem.message : "\(problem.field) \(problem.message)")
     }
 
     static func limitResponse(_ limit: AppLimitError) -> HTTPResponse {

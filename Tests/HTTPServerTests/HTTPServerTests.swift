@@ -123,10 +123,17 @@ struct HTTPServerTests {
     @Test func routerAnswersOtherMethodsWith405AndAllow() throws {
         let response = call(sampleRouter(), "PUT", "/v1/admin/callbacks/7")
         #expect(response.status == 405)
-        #expect(response.headers["Allow"] == "DELETE, GET")
+        #expect(response.headers["Allow"] == "DELETE, GET, HEAD")
         let object = try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: String]
         #expect(object?["error"] == "method_not_allowed")
         #expect(call(sampleRouter(), "get", "/token").headers["allow"] == "POST")
+    }
+
+    @Test func headIsAnsweredByTheGetRoute() {
+        let response = call(sampleRouter(), "HEAD", "/v1/admin/callbacks/7")
+        #expect(response.status == call(sampleRouter(), "GET", "/v1/admin/callbacks/7").status)
+        #expect(response.status != 405)
+        #expect(call(sampleRouter(), "HEAD", "/token").status == 405)
     }
 
     @Test func routerListsRoutesInOrder() {

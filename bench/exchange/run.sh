@@ -17,8 +17,9 @@ swift build -c release --product zevauth >/dev/null
 zevauth="$(swift build -c release --show-bin-path)/zevauth"
 
 work=$(mktemp -d /tmp/zevauth-bench.XXXXXX)
+chmod 755 "$work"
 server=""
-cleanup() { [ -n "$server" ] && kill "$server" 2>/dev/null; wait 2>/dev/null; bash scripts/test-postgres.sh stop "$work/pg" >/dev/null 2>&1 || true; rm -rf "$work"; }
+cleanup() { [ -n "$server" ] && kill "$server" 2>/dev/null; wait 2>/dev/null; bash scripts/test-postgres.sh destroy "$work/pg" >/dev/null 2>&1 || true; rm -rf "$work"; }
 trap cleanup EXIT
 url=$(bash scripts/test-postgres.sh start "$work/pg" 2>/dev/null)
 psql() { "$PG_BIN/psql" -X -q -v ON_ERROR_STOP=1 "$url" "$@"; }
