@@ -43,20 +43,29 @@ public enum Crypto {
     /// - Returns: 32 bytes.
     public static func hmacSHA256<K: Collection, M: Collection>(key: K, message: M) -> [UInt8]
     where K.Element == UInt8, M.Element == UInt8 {
+        hmac(EVP_sha256(), outputBytes: 32, name: "SHA-256", key: key, message: message)
+    }
+
+    /// One-shot `HMAC()` with `digest`, producing `outputBytes` bytes; the one call site of OpenSSL's HMAC.
+    static func hmac<K: Collection, M: Collection>(
+        _ digest: OpaquePointer?, outputBytes: Int, name: String, key: K, message: M
+    ) -> [UInt8] where K.Element == UInt8, M.Element == UInt8 {
         let keyBytes = Array(key)
         let messageBytes = Array(message)
-        var mac = [UInt8](repeating: 0, count: 32)
+        var mac = [UInt8](repeating: 0, count: outputBytes)
         var length: UInt32 = 0
         let result = keyBytes.withUnsafeBytes { k in
             messageBytes.withUnsafeBytes { m in
                 mac.withUnsafeMutableBufferPointer { out in
                     HMAC(
-                        EVP_sha256(), k.baseAddress, Int32(k.count), m.baseAddress?.assumingMemoryBound(to: UInt8.self),
+                        digest, k.baseAddress, Int32(k.count), m.baseAddress?.assumingMemoryBound(to: UInt8.self),
                         m.count, out.baseAddress, &length)
                 }
             }
         }
-        precondition(result != nil && length == 32, "HMAC(SHA-256) failed")
+        // HMAC with a built-in digest cannot fail short of memory exhaustion; crash loudly rather than
+        // return zeros that would compare equal to another failure.
+        precondition(result != nil && Int(length) == outputBytes, "HMAC(\(name)) failed")
         return mac
     }
 

@@ -107,12 +107,9 @@ struct SignInFlow: Sendable {
     func signIn(_ request: HTTPRequest) throws -> HTTPResponse {
         let form = formFields(request)
         let pending: Pending
-        switch try loadPending(form["request"], request) {
+        switch try loadPostedPending(form, request) {
         case .stop(let response): return response
         case .ok(let value): pending = value
-        }
-        guard let csrf = form["csrf"], Crypto.constantTimeEquals(Array(csrf.utf8), Array(pending.csrf.utf8)) else {
-            return Pages.error(status: 403, code: "invalid_request", message: "This form expired. Go back and try again.")
         }
         let email = (form["email"] ?? "").trimmingCharacters(in: .whitespaces)
         let user: UserRecord
@@ -181,12 +178,9 @@ struct SignInFlow: Sendable {
     func consent(_ request: HTTPRequest) throws -> HTTPResponse {
         let form = formFields(request)
         let pending: Pending
-        switch try loadPending(form["request"], request) {
+        switch try loadPostedPending(form, request) {
         case .stop(let response): return response
         case .ok(let value): pending = value
-        }
-        guard let csrf = form["csrf"], Crypto.constantTimeEquals(Array(csrf.utf8), Array(pending.csrf.utf8)) else {
-            return Pages.error(status: 403, code: "invalid_request", message: "This form expired. Go back and try again.")
         }
         guard let session = try authenticatedSession(pending, request) else {
             return Wire.seeOther("/v1/auth/zevid/signin?request=\(pending.record.id)")
@@ -244,6 +238,16 @@ struct SignInFlow: Sendable {
         let record: AuthorizationRequestRecord
         let environment: EnvironmentRecord
         let csrf: String
+    }
+
+    /// Loads the pending sign-in a form names and checks the form's CSRF token.
+    private func loadPostedPending(_ form: [String: String], _ request: HTTPRequest) throws -> Loaded {
+        let loaded = try loadPending(form["request"], request)
+        guard case .ok(let pending) = loaded else { return loaded }
+        guard let csrf = form["csrf"], Crypto.constantTimeEquals(Array(csrf.utf8), Array(pending.csrf.utf8)) else {
+            return .stop(Pages.error(status: 403, code: "invalid_request", message: "This form expired. Go back and try again."))
+        }
+        return loaded
     }
 
     /// Loads a pending sign-in and checks it is live and belongs to this browser.
