@@ -209,18 +209,19 @@ extension PostgresStore {
             """, [SQLTime.parameter(now)])
     }
 
-    /// Claims up to `limit` domains due at `now` for `owner`, in one statement: `FOR UPDATE SKIP LOCKED`
-    /// skips rows another instance is claiming, and the lease (`owner`, `leaseSeconds`) keeps them from
-    /// claiming what this one holds until it records its check or the lease expires.
+    /// Claims up to `limit` domains due by `dueBy` (default `now`) for `owner`, in one statement:
+    /// `FOR UPDATE SKIP LOCKED` skips rows another instance is claiming, and the lease (`owner`, from `now`
+    /// for `leaseSeconds`) keeps them from claiming what this one holds until it records its check or the
+    /// lease expires.
     /// - Parameter only: restricts the claim to these domains (tests share one database); nil for all.
-    public func claimDueDomains(owner: String, now: Date, leaseSeconds: Double, limit: Int, only: [String]? = nil) throws
-        -> [DomainScheduleRecord]
-    {
+    public func claimDueDomains(
+        owner: String, now: Date, dueBy: Date? = nil, leaseSeconds: Double, limit: Int, only: [String]? = nil
+    ) throws -> [DomainScheduleRecord] {
         try pool.query(
             """
             UPDATE link_domain_schedule s SET lease_owner = $1, lease_expires_at = to_timestamp($3::float8)
             FROM (SELECT domain FROM link_domain_schedule
-                  WHERE next_check_at <= to_timestamp($2::float8)
+                  WHERE next_check_at <= to_timestamp($6::float8)
                     AND (lease_expires_at IS NULL OR lease_expires_at <= to_timestamp($2::float8))
                     AND ($5::jsonb IS NULL OR domain = ANY(ARRAY(SELECT jsonb_array_elements_text($5::jsonb))))
                   ORDER BY next_check_at, domain LIMIT $4
@@ -230,7 +231,7 @@ extension PostgresStore {
             """,
             [
                 owner, SQLTime.parameter(now), SQLTime.parameter(now.addingTimeInterval(leaseSeconds)), String(limit),
-                only.map { Self.jsonText($0) },
+                only.map { Self.jsonText($0) }, SQLTime.parameter(dueBy ?? now),
             ]
         ).rows.map {
             DomainScheduleRecord(

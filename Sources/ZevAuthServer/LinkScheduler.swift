@@ -16,7 +16,8 @@ public final class LinkScheduler: Sendable {
     public let owner: String
     /// Checks running at once.
     public let concurrency: Int
-    /// How long a claim holds a domain: longer than two fetches at the largest timeouts.
+    /// How long a claim holds a domain: longer than one check (two fetches) at the largest timeouts; a round
+    /// claims one batch at a time, so this never has to cover the whole round.
     public let leaseSeconds: Double
     /// Tests share one database: a scheduler scoped to these domains claims no other. Nil: every domain.
     let scope: [String]?
@@ -40,39 +41,39 @@ public final class LinkScheduler: Sendable {
         self.scope = scope
     }
 
-    /// One round: syncs the schedule, claims the domains due now, checks each once (at most
-    /// `concurrency` at a time) and waits for them.
+    /// One round: syncs the schedule, then claims the domains due at the round's start in batches of
+    /// `concurrency`, each batch with a fresh lease, and checks each batch in parallel before claiming the
+    /// next. A lease therefore only has to outlast one check, however many domains are due, and another
+    /// instance can share a long round's work without ever checking a domain this one holds.
     /// - Returns: the domains this round checked.
     /// - Throws: `PostgresError` from syncing or claiming; a failing check is logged, not thrown.
     @discardableResult
     public func runRound() throws -> [String] {
-        let now = clock.now()
-        try store.syncSchedule(now: now)
-        let claimed = try store.claimDueDomains(owner: owner, now: now, leaseSeconds: leaseSeconds, limit: 10_000, only: scope)
-        let domains = claimed.map(\.domain)
-        let next = Mutex(0)
-        let group = DispatchGroup()
-        for _ in 0..<min(concurrency, domains.count) {
-            group.enter()
-            let thread = Thread { [self] in
-                defer { group.leave() }
-                while true {
-                    let index = next.withLock { value -> Int in
-                        defer { value += 1 }
-                        return value
-                    }
-                    guard index < domains.count else { return }
+        let roundStart = clock.now()
+        try store.syncSchedule(now: roundStart)
+        var checked: [String] = []
+        var seen = Set<String>()
+        while true {
+            let batch = try store.claimDueDomains(
+                owner: owner, now: clock.now(), dueBy: roundStart, leaseSeconds: leaseSeconds, limit: concurrency, only: scope
+            ).map(\.domain).filter { seen.insert($0).inserted }
+            if batch.isEmpty { return checked }
+            let group = DispatchGroup()
+            for domain in batch {
+                group.enter()
+                let thread = Thread { [self] in
+                    defer { group.leave() }
                     do {
-                        try checker.check(domain: domains[index], leaseOwner: owner)
+                        try checker.check(domain: domain, leaseOwner: owner)
                     } catch {
-                        log.write("association check failed domain=\(domains[index]) error=\(String(describing: type(of: error)))")
+                        log.write("association check failed domain=\(domain) error=\(String(describing: type(of: error)))")
                     }
                 }
+                thread.start()
             }
-            thread.start()
+            group.wait()
+            checked += batch
         }
-        group.wait()
-        return domains
     }
 
     /// Runs a round every `intervalSeconds` on a background thread until `stop()`, and once an hour a
