@@ -12,6 +12,11 @@ import Foundation
 /// not reach stderr.
 public final class PostgresConnection: @unchecked Sendable {
     private let handle: OpaquePointer
+    /// Statements prepared on this connection by `query(prepared:_:)`: SQL text → server-side name. Only one
+    /// thread uses a connection at a time (the pool's rule), so no lock is needed.
+    private var preparedNames: [String: String] = [:]
+    /// At most this many statements are prepared per connection; past it, statements run unprepared.
+    public static let maximumPreparedStatements = 32
 
     /// Connects, blocking until the connection is made or fails (`PQconnectdb`).
     /// - Parameter url: A libpq connection string or URI, for example
@@ -64,6 +69,40 @@ public final class PostgresConnection: @unchecked Sendable {
         defer { copies.forEach { free($0) } }
         let result = copies.map { UnsafePointer($0) }.withUnsafeBufferPointer { values in
             PQexecParams(handle, sql, Int32(values.count), nil, values.baseAddress, nil, nil, 0)
+        }
+        return try consume(result)
+    }
+
+    /// Runs one statement like `query(_:_:)`, but prepared once per connection (`PQprepare`, then
+    /// `PQexecPrepared`), so PostgreSQL parses and plans it once instead of on every call. For the few hot
+    /// statements (the exchange, the refresh, the session lookup); their text must be constant.
+    /// - Parameters:
+    ///   - sql: One constant SQL statement with `$n` placeholders.
+    ///   - parameters: The values in text form; `nil` is SQL NULL.
+    /// - Returns: The rows and the affected-row count.
+    /// - Throws: `PostgresError`, as `query(_:_:)`; a statement that fails to prepare is not remembered.
+    @discardableResult
+    public func query(prepared sql: String, _ parameters: [String?] = []) throws -> PostgresResult {
+        let name: String
+        if let existing = preparedNames[sql] {
+            name = existing
+        } else if preparedNames.count < Self.maximumPreparedStatements {
+            let candidate = "zevauth_\(preparedNames.count)"
+            _ = try consume(PQprepare(handle, candidate, sql, Int32(parameters.count), nil))
+            preparedNames[sql] = candidate
+            name = candidate
+        } else {
+            return try query(sql, parameters)
+        }
+        for (position, parameter) in parameters.enumerated() where parameter?.utf8.contains(0) == true {
+            throw PostgresError(
+                kind: .query, sqlState: .characterNotInRepertoire,
+                message: "parameter $\(position + 1) contains a NUL byte")
+        }
+        let copies: [UnsafeMutablePointer<CChar>?] = parameters.map { $0.map { strdup($0) } ?? nil }
+        defer { copies.forEach { free($0) } }
+        let result = copies.map { UnsafePointer($0) }.withUnsafeBufferPointer { values in
+            PQexecPrepared(handle, name, Int32(values.count), values.baseAddress, nil, nil, 0)
         }
         return try consume(result)
     }

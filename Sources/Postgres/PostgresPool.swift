@@ -95,6 +95,12 @@ public final class PostgresPool: Sendable {
         try withConnection { try $0.query(sql, parameters) }
     }
 
+    /// Runs one constant, hot statement prepared once per pooled connection (`PostgresConnection.query(prepared:_:)`).
+    @discardableResult
+    public func query(prepared sql: String, _ parameters: [String?] = []) throws -> PostgresResult {
+        try withConnection { try $0.query(prepared: sql, parameters) }
+    }
+
     /// Whether the database answers `SELECT 1` within the acquire timeout (for a readiness probe).
     public func ping() -> Bool {
         (try? query("SELECT 1 AS ok"))?.first?["ok"] == "1"

@@ -164,7 +164,7 @@ extension PostgresStore {
     /// - Throws: `PostgresError`.
     public func refresh(_ attempt: RefreshAttempt) throws -> RefreshOutcome {
         let row = try pool.query(
-            Self.refreshSQL,
+            prepared: Self.refreshSQL,
             [
                 attempt.publishableKey, attempt.refreshTokenHash, SQLTime.parameter(attempt.now), attempt.newAccessTokenHash,
                 attempt.newRefreshTokenHash,

@@ -537,7 +537,7 @@ public final class PostgresStore: Sendable {
     /// - Throws: `PostgresError`.
     public func exchange(_ attempt: ExchangeAttempt) throws -> ExchangeOutcome {
         let row = try pool.query(
-            Self.exchangeSQL,
+            prepared: Self.exchangeSQL,
             [
                 attempt.publishableKey, attempt.codeHash, attempt.requestedRedirectURI, attempt.verifierChallenge,
                 SQLTime.parameter(attempt.now), attempt.attemptID, attempt.accessTokenHash, attempt.refreshTokenHash,

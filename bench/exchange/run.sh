@@ -47,7 +47,15 @@ echo "sessions for that code: $(psql -Atc "SELECT count(*) FROM sessions s JOIN 
 echo "== wrk: $CONNECTIONS connections, ${DURATION}s, $THREADS server threads"
 before=$(psql -Atc "SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()")
 sessions_before=$(psql -Atc "SELECT count(*) FROM sessions")
+# CPU seconds (user+system) of the server and of every postgres process, before and after the run.
+cpu_of() { local total=0; for pid in "$@"; do [ -r "/proc/$pid/stat" ] && total=$((total + $(awk '{print $14 + $15}' "/proc/$pid/stat"))); done; echo "$total"; }
+postgres_pids() { pgrep -u postgres -f "$work" | tr '\n' ' '; pgrep -u postgres -P "$(pgrep -u postgres -f "postgres -D $work" | head -1)" 2>/dev/null | tr '\n' ' '; }
+server_cpu_before=$(cpu_of "$server"); pg_cpu_before=$(cpu_of $(postgres_pids))
 WRK_THREADS=2 VERIFIER="$verifier" wrk -t2 -c"$CONNECTIONS" -d"${DURATION}s" --latency -s bench/exchange/exchange.lua "http://127.0.0.1:$port" | tee "$work/wrk.txt"
+server_cpu_after=$(cpu_of "$server"); pg_cpu_after=$(cpu_of $(postgres_pids))
+ticks=$(getconf CLK_TCK)
+python3 -c "import sys;t=float(sys.argv[5]);d=float(sys.argv[6]);print('CPU over the run: server %.1f s, PostgreSQL %.1f s (of %d s on 2 cores)' % ((int(sys.argv[2])-int(sys.argv[1]))/t, (int(sys.argv[4])-int(sys.argv[3]))/t, 2*d))" \
+  "$server_cpu_before" "$server_cpu_after" "$pg_cpu_before" "$pg_cpu_after" "$ticks" "$DURATION"
 after=$(psql -Atc "SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()")
 sessions_after=$(psql -Atc "SELECT count(*) FROM sessions")
 made=$((sessions_after - sessions_before))
