@@ -232,16 +232,31 @@ struct AppHandlers: Sendable {
         case .success(let value): environment = value
         }
         guard let app = try context.store.app(environmentID: environment.id, id: id) else { return Self.notFound }
-        try checkNow(environmentID: environment.id)
+        guard try checkNow(environmentID: environment.id) else { return Self.checkBusy }
         return try appResponse(app, status: 200)
     }
 
-    /// Checks every link domain of the environment now (each fetch serves every app on that domain).
-    private func checkNow(environmentID: String) throws {
-        for domain in try context.store.linkDomains(environmentID: environmentID) {
-            try checker.check(domain: domain, leaseOwner: nil)
+    /// Checks every link domain of the environment now (each fetch serves every app on that domain), in
+    /// one of the instance's outbound slots (`OutboundSlots`).
+    /// - Returns: false when no slot was free; the scheduler then checks within its next round.
+    @discardableResult
+    private func checkNow(environmentID: String) throws -> Bool {
+        let ran: Bool? = try context.outboundSlots.withSlot(environmentID: environmentID) {
+            for domain in try context.store.linkDomains(environmentID: environmentID) {
+                try checker.check(domain: domain, leaseOwner: nil)
+            }
+            return true
         }
+        return ran != nil
     }
+
+    /// 429 when this environment already has a check running here, or the instance is at its bound.
+    static let checkBusy: HTTPResponse = {
+        var response = Wire.error(
+            .temporarilyUnavailable, "A check for this environment is already running. Try again in a few seconds.", status: 429)
+        response.headers.set("Retry-After", "5")
+        return response
+    }()
 
     private func appResponse(_ app: AppRecord, status: Int) throws -> HTTPResponse {
         let states = try context.store.linkStates(appIDs: [app.id])[app.id] ?? []
@@ -397,7 +412,12 @@ struct AppHandlers: Sendable {
         }
         let url = "https://\(domain)/.well-known/zevauth-domain-verification"
         let problem: String
-        switch checker.fetcher.get(host: domain, port: checker.port, path: "/.well-known/zevauth-domain-verification", maxBytes: 4096) {
+        guard
+            let fetched = context.outboundSlots.withSlot(
+                environmentID: environment.id,
+                { checker.fetcher.get(host: domain, port: checker.port, path: "/.well-known/zevauth-domain-verification", maxBytes: 4096) })
+        else { return Self.checkBusy }
+        switch fetched {
         case .success(let response) where response.status == 200:
             let published = String(decoding: response.body, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
             if Crypto.constantTimeEquals(Crypto.sha256(Array(published.utf8)), Crypto.sha256(Array(token.utf8))) {

@@ -93,7 +93,10 @@ struct SignInFlow: Sendable {
         case .stop(let response): return response
         case .ok(let value): pending = value
         }
-        if pending.record.browserSessionID != nil {
+        // Straight to consent only when this browser still holds the session that authenticated this
+        // sign-in; a session ended or replaced since (sign-out elsewhere, another account) asks again, and
+        // consent sends an unauthenticated browser here, so the two pages never bounce between each other.
+        if try authenticatedSession(pending, request) != nil {
             return Wire.seeOther("/v1/auth/zevid/consent?request=\(pending.record.id)")
         }
         return Pages.signIn(
@@ -189,7 +192,10 @@ struct SignInFlow: Sendable {
         case "allow":
             return try issueCode(pending, session: session, held: false)
         case "deny":
-            _ = try store.completeAuthorizationRequest(id: pending.record.id, now: context.clock.now())
+            // One outcome per sign-in: a concurrent Continue (or a second Cancel) that completed it first wins.
+            guard try store.completeAuthorizationRequest(id: pending.record.id, now: context.clock.now()) else {
+                return Pages.error(status: 400, code: "invalid_request", message: "This sign-in has expired or was already completed.")
+            }
             guard case .success(let base) = RedirectURI.parse(pending.record.redirectURI),
                 let state = OAuthState(decoded: pending.record.state)
             else {

@@ -13,6 +13,8 @@ public struct ServerContext: Sendable {
     public let clock: any Clock
     public let passwordHasher: PasswordHasher
     public let log: any LogSink
+    /// Bounds request-triggered outbound fetches (shared by every copy of this context).
+    public let outboundSlots: OutboundSlots
 
     /// - Parameters:
     ///   - configuration: validated configuration.
@@ -29,6 +31,7 @@ public struct ServerContext: Sendable {
         self.clock = clock
         self.passwordHasher = passwordHasher
         self.log = log
+        self.outboundSlots = OutboundSlots()
     }
 }
 
