@@ -79,7 +79,8 @@ struct AccountHandlers: Sendable {
         let hash = try context.passwordHasher.hash(password)
         do {
             _ = try store.createUser(
-                email: email, emailNormalized: email.lowercased(), name: name, passwordHash: hash, now: context.clock.now())
+                email: email, emailNormalized: AccountRules.normalizedEmail(email), name: name, passwordHash: hash, now: context.clock.now()
+            )
         } catch StoreError.duplicate {
             // The address has an account: answer exactly as for a new one.
         }

@@ -26,7 +26,7 @@ struct AccountSecurity: Sendable {
     /// - Throws: `PostgresError`.
     func checkPassword(email: String, password: String, request: HTTPRequest) throws -> PasswordCheck {
         let limiter = RateLimiter(context: context)
-        let normalized = email.lowercased()
+        let normalized = AccountRules.normalizedEmail(email)
         let address = ClientAddress.of(request, configuration: context.configuration)
         if case .limited(let seconds) = try limiter.hit(.passwordPerAddress, key: address) { return .limited(seconds) }
         if !normalized.isEmpty, case .limited(let seconds) = try limiter.hit(.passwordPerAccount, key: Self.accountKey(normalized)) {

@@ -113,7 +113,8 @@ struct AdminHandlers: Sendable {
         let hash = try context.passwordHasher.hash(password)
         do {
             let user = try context.store.createUser(
-                email: email, emailNormalized: email.lowercased(), name: name, passwordHash: hash, now: context.clock.now())
+                email: email, emailNormalized: AccountRules.normalizedEmail(email), name: name, passwordHash: hash, now: context.clock.now()
+            )
             return Wire.json(status: 201, ["id": user.id, "email": user.email, "name": user.name])
         } catch StoreError.duplicate {
             return Wire.error(.conflict, "An account with this email already exists.", status: 409)
@@ -282,6 +283,12 @@ enum AccountRules {
         return email.utf8.count <= 254 && parts.count == 2 && !parts[0].isEmpty && parts[1].contains(".")
             && !parts[1].hasPrefix(".") && !parts[1].hasSuffix(".")
             && !email.unicodeScalars.contains { $0.properties.isWhitespace || $0.properties.generalCategory == .control }
+    }
+
+    /// The form under which an email is unique and looked up: Unicode NFC, then lower case, so composed and
+    /// decomposed spellings (`ü` as one scalar or two) and letter case name one account.
+    static func normalizedEmail(_ email: String) -> String {
+        email.precomposedStringWithCanonicalMapping.lowercased()
     }
 
     /// The password policy (NIST SP 800-63B §5.1.1.2): at least 10 characters, at most 1024 bytes.

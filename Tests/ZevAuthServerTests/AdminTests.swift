@@ -118,6 +118,23 @@ import ZevAuthTesting
             ).status == 400)
     }
 
+    @Test func composedAndDecomposedSpellingsOfAnEmailAreOneAccount() throws {
+        let server = try TestServer()
+        let suffix = UUID().uuidString.prefix(8).lowercased()
+        let composed = "\u{00FC}ser-\(suffix)@example.com"  // ü as one scalar
+        let decomposed = "u\u{0308}ser-\(suffix)@example.com"  // u + combining diaeresis
+        #expect(
+            try call(
+                server, "POST", "/v1/admin/users", token: TestServer.operatorToken,
+                json: ["email": composed, "password": "a good long password", "name": "Ü"]
+            ).status == 201)
+        #expect(
+            try call(
+                server, "POST", "/v1/admin/users", token: TestServer.operatorToken,
+                json: ["email": decomposed.uppercased(), "password": "a good long password", "name": "U"]
+            ).status == 409)
+    }
+
     @Test func healthAndReadiness() throws {
         let server = try TestServer()
         #expect(try server.client.send("GET", "/healthz").status == 200)
