@@ -54,22 +54,11 @@ import ZevAuthTesting
         let server = try TestServer()
         let fixture = try Fixture.make(store: server.store)
         let browser = server.browser()
-        let start = try browser.get(
-            startTarget([
-                ("client_id", fixture.developmentKey), ("redirect_uri", "http://127.0.0.1:5000/cb"), ("state", "s"),
-                ("code_challenge", PKCEPair().challenge), ("code_challenge_method", "S256"),
-            ]))
-        let page = try browser.get(try #require(start.header("location")))
-        let posted = try browser.postForm(
-            "/v1/auth/zevid/signin",
-            [
-                ("request", try #require(hiddenField("request", in: page.text))),
-                ("csrf", try #require(hiddenField("csrf", in: page.text))),
-                ("email", fixture.email), ("password", fixture.password),
-            ])
-        let consent = try browser.get(try #require(posted.header("location")))
-        let requestID = try #require(hiddenField("request", in: consent.text))
-        let fields = [("request", requestID), ("csrf", try #require(hiddenField("csrf", in: consent.text)))]
+        let consent = try SignInDriver(server: server, browser: browser).reachConsent(
+            clientID: fixture.developmentKey, redirectURI: "http://127.0.0.1:5000/cb", state: "s", email: fixture.email,
+            password: fixture.password)
+        let fields = consent.fields
+        let requestID = fields[0].1
         let cookie = browser.cookies.map { "\($0.key)=\($0.value)" }.sorted().joined(separator: "; ")
         // Two instances on one database, one decision each (a blocked handler would hold up the other
         // connections of its libmicrohttpd worker, so one instance could serialise the two by accident).

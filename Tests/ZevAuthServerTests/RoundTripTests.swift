@@ -126,28 +126,11 @@ import ZevAuthTesting
     @Test func denyingConsentStartedAtTheStandardEndpointUsesItsDescriptionFormat() throws {
         let server = try TestServer()
         let fixture = try Fixture.make(store: server.store)
-        let browser = server.browser()
-        let start = try browser.get(
-            startTarget(
-                [
-                    ("response_type", "code"), ("client_id", fixture.developmentKey), ("redirect_uri", "http://127.0.0.1:5000/cb"),
-                    ("state", "s"), ("code_challenge", PKCEPair().challenge), ("code_challenge_method", "S256"),
-                ], path: "/oauth2/authorize"))
-        let page = try browser.get(try #require(start.header("location")))
-        let posted = try browser.postForm(
-            "/v1/auth/zevid/signin",
-            [
-                ("request", try #require(hiddenField("request", in: page.text))),
-                ("csrf", try #require(hiddenField("csrf", in: page.text))),
-                ("email", fixture.email), ("password", fixture.password),
-            ])
-        let consent = try browser.get(try #require(posted.header("location")))
-        let denied = try browser.postForm(
-            "/v1/auth/zevid/consent",
-            [
-                ("request", try #require(hiddenField("request", in: consent.text))),
-                ("csrf", try #require(hiddenField("csrf", in: consent.text))), ("decision", "deny"),
-            ])
+        let driver = SignInDriver(server: server, browser: server.browser())
+        let consent = try driver.reachConsent(
+            clientID: fixture.developmentKey, redirectURI: "http://127.0.0.1:5000/cb", state: "s", email: fixture.email,
+            password: fixture.password, path: "/oauth2/authorize", extra: [("response_type", "code")])
+        let denied = try driver.browser.postForm("/v1/auth/zevid/consent", consent.fields + [("decision", "deny")])
         let query = queryItems(of: try #require(denied.header("location")))
         #expect(query["error"] == "access_denied")
         #expect(query["error_description"]?.hasPrefix("access_denied") == true)
@@ -156,28 +139,11 @@ import ZevAuthTesting
     @Test func denyingConsentRedirectsWithAccessDenied() throws {
         let server = try TestServer()
         let fixture = try Fixture.make(store: server.store)
-        let browser = server.browser()
-        let start = try browser.get(
-            startTarget([
-                ("client_id", fixture.developmentKey), ("redirect_uri", "http://127.0.0.1:5000/cb"), ("state", "keep me"),
-                ("code_challenge", PKCEPair().challenge), ("code_challenge_method", "S256"),
-            ]))
-        let page = try browser.get(try #require(start.header("location")))
-        let posted = try browser.postForm(
-            "/v1/auth/zevid/signin",
-            [
-                ("request", try #require(hiddenField("request", in: page.text))),
-                ("csrf", try #require(hiddenField("csrf", in: page.text))),
-                ("email", fixture.email), ("password", fixture.password),
-            ])
-        let consent = try browser.get(try #require(posted.header("location")))
-        let denied = try browser.postForm(
-            "/v1/auth/zevid/consent",
-            [
-                ("request", try #require(hiddenField("request", in: consent.text))),
-                ("csrf", try #require(hiddenField("csrf", in: consent.text))),
-                ("decision", "deny"),
-            ])
+        let driver = SignInDriver(server: server, browser: server.browser())
+        let consent = try driver.reachConsent(
+            clientID: fixture.developmentKey, redirectURI: "http://127.0.0.1:5000/cb", state: "keep me", email: fixture.email,
+            password: fixture.password)
+        let denied = try driver.browser.postForm("/v1/auth/zevid/consent", consent.fields + [("decision", "deny")])
         #expect(denied.status == 303)
         let query = queryItems(of: try #require(denied.header("location")))
         #expect(query["error"] == "access_denied")

@@ -72,6 +72,43 @@ public struct SignInDriver {
         return result
     }
 
+    /// The consent page reached by a fresh start and the password form, and its hidden form fields
+    /// (`request`, `csrf`), for tests that decide on consent themselves.
+    public struct Consent {
+        public let page: TestResponse
+        public let fields: [(String, String)]
+    }
+
+    /// Start (at `path`) → the sign-in form with `email`/`password` → the consent page.
+    public func reachConsent(
+        clientID: String, redirectURI: String, state: String, email: String, password: String,
+        path: String = "/v1/auth/zevid/start", extra: [(String, String)] = []
+    ) throws -> Consent {
+        let start = try browser.get(
+            startTarget(
+                extra + [
+                    ("client_id", clientID), ("redirect_uri", redirectURI), ("state", state),
+                    ("code_challenge", PKCEPair().challenge), ("code_challenge_method", "S256"),
+                ], path: path))
+        guard start.status == 303, let signInPath = start.header("location") else {
+            throw Failure.unexpected(step: "start", status: start.status, body: start.text)
+        }
+        let page = try browser.get(signInPath)
+        guard let csrf = hiddenField("csrf", in: page.text), let request = hiddenField("request", in: page.text) else {
+            throw Failure.unexpected(step: "sign-in page", status: page.status, body: page.text)
+        }
+        let posted = try browser.postForm(
+            "/v1/auth/zevid/signin", [("request", request), ("csrf", csrf), ("email", email), ("password", password)])
+        guard posted.status == 303, let consentPath = posted.header("location") else {
+            throw Failure.unexpected(step: "sign-in post", status: posted.status, body: posted.text)
+        }
+        let consent = try browser.get(consentPath)
+        guard let consentCSRF = hiddenField("csrf", in: consent.text), let consentRequest = hiddenField("request", in: consent.text) else {
+            throw Failure.unexpected(step: "consent page", status: consent.status, body: consent.text)
+        }
+        return Consent(page: consent, fields: [("request", consentRequest), ("csrf", consentCSRF)])
+    }
+
     /// `POST /v1/auth/handoff/exchange` with a JSON body built from the given fields.
     public func exchange(clientID: String?, fields: [String: Any]) throws -> TestResponse {
         let body = try JSONSerialization.data(withJSONObject: fields)
