@@ -36,18 +36,8 @@ public enum AASAJudge {
     /// - Returns: the problems found; the app is verified when none is `blocking`.
     public static func judge(body: [UInt8], contentType: String?, app: IOSApp, callbackPath: String) -> [Problem] {
         let file = AssociationFile.appleAppSiteAssociation
-        var problems: [Problem] = []
-        if let mismatch = BodyCheck.contentTypeMismatch(contentType, file: file) {
-            problems.append(Problem(code: .contentType, message: mismatch, file: file))
-        }
-        let root: JSONValue
-        switch BodyCheck.decode(body, file: file) {
-        case .failure(let notJSON):
-            problems.append(Problem(code: .notJSON, message: notJSON.message, file: file))
-            return problems
-        case .success(let value):
-            root = value
-        }
+        var (problems, parsed) = BodyCheck.open(body, contentType: contentType, file: file)
+        guard let root = parsed else { return problems }
         let appID = app.appID
         let document = Document(root)
         if let appLevel = appLevelProblem(document, app: app, callbackPath: callbackPath) {

@@ -25,18 +25,8 @@ public enum AssetLinksJudge {
     /// - Returns: the problems found; the app is verified when none is `blocking`.
     public static func judge(body: [UInt8], contentType: String?, app: AndroidApp) -> [Problem] {
         let file = AssociationFile.assetLinks
-        var problems: [Problem] = []
-        if let mismatch = BodyCheck.contentTypeMismatch(contentType, file: file) {
-            problems.append(Problem(code: .contentType, message: mismatch, file: file))
-        }
-        let root: JSONValue
-        switch BodyCheck.decode(body, file: file) {
-        case .failure(let notJSON):
-            problems.append(Problem(code: .notJSON, message: notJSON.message, file: file))
-            return problems
-        case .success(let value):
-            root = value
-        }
+        var (problems, parsed) = BodyCheck.open(body, contentType: contentType, file: file)
+        guard let root = parsed else { return problems }
         let package = app.packageName.value
         guard let statements = root.arrayValue else {
             var message =

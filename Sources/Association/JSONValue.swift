@@ -305,6 +305,22 @@ enum BodyCheck {
         }
     }
 
+    /// The start every judge shares: a `content_type` problem when the media type is wrong, then the
+    /// strictly parsed root, or a `not_json` problem and no root.
+    static func open(_ body: [UInt8], contentType: String?, file: AssociationFile) -> (problems: [Problem], root: JSONValue?) {
+        var problems: [Problem] = []
+        if let mismatch = contentTypeMismatch(contentType, file: file) {
+            problems.append(Problem(code: .contentType, message: mismatch, file: file))
+        }
+        switch decode(body, file: file) {
+        case .failure(let notJSON):
+            problems.append(Problem(code: .notJSON, message: notJSON.message, file: file))
+            return (problems, nil)
+        case .success(let root):
+            return (problems, root)
+        }
+    }
+
     /// Decodes `body` if it is strict RFC 8259 JSON (`StrictJSON.validate`), else says why not.
     static func decode(_ body: [UInt8], file: AssociationFile) -> Result<JSONValue, NotJSON> {
         let name = file.rawValue

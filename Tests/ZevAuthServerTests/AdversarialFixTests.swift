@@ -82,14 +82,9 @@ import ZevAuthTesting
                         headers: [("Content-Type", "application/x-www-form-urlencoded"), ("Cookie", cookie)], body: Array(form.utf8)))
             }
         }
-        var waiting = 0
-        for _ in 0..<500 where waiting < 2 {
-            waiting = try TestDatabase.pool.query(
-                "SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%authorization_requests%'"
-            ).rows[0].int("n")
-            if waiting < 2 { usleep(10_000) }
-        }
-        #expect(waiting >= 2, "both decisions should wait on the pending sign-in's row")
+        #expect(
+            try TestDatabase.waitForLockWaiters(on: "authorization_requests", count: 2),
+            "both decisions should wait on the pending sign-in's row")
         try holder.query("COMMIT")
         #expect(group.wait(timeout: .now() + 10) == .success)
         #expect(results.all.filter { $0?.status == 303 }.count == 1)

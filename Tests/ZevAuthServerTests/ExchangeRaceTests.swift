@@ -56,15 +56,7 @@ import ZevAuthTesting
             outcome.withLock { $0 = result }
             done.signal()
         }
-        var waiting = false
-        for _ in 0..<500 where !waiting {
-            waiting =
-                try TestDatabase.pool.query(
-                    "SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%authorization_codes%'"
-                ).rows[0].int("n") > 0
-            if !waiting { usleep(10_000) }
-        }
-        #expect(waiting, "the replay never waited on the winner's lock")
+        #expect(try TestDatabase.waitForLockWaiters(on: "authorization_codes"), "the replay never waited on the winner's lock")
         // … until the winner commits; then it must still find and revoke the winner's session.
         try winner.query("COMMIT")
         #expect(done.wait(timeout: .now() + 10) == .success)

@@ -64,15 +64,7 @@ import ZevAuthTesting
             outcome.withLock { $0 = result }
             done.signal()
         }
-        var waiting = false
-        for _ in 0..<500 where !waiting {
-            waiting =
-                try TestDatabase.pool.query(
-                    "SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%refresh_tokens%'"
-                ).rows[0].int("n") > 0
-            if !waiting { usleep(10_000) }
-        }
-        #expect(waiting, "the second refresh never waited on the winner's lock")
+        #expect(try TestDatabase.waitForLockWaiters(on: "refresh_tokens"), "the second refresh never waited on the winner's lock")
         try winner.query("COMMIT")
         #expect(done.wait(timeout: .now() + 10) == .success)
         let result = try #require(outcome.withLock { $0 })

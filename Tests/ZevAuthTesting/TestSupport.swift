@@ -30,6 +30,20 @@ public enum TestDatabase {
         return pool
     }()
 
+    /// Waits (up to 5 s) until at least `count` statements touching `table` wait on a lock, so a race test
+    /// knows its contenders are queued behind the transaction it holds open.
+    /// - Returns: whether they did.
+    public static func waitForLockWaiters(on table: String, count: Int = 1) throws -> Bool {
+        for _ in 0..<500 {
+            let waiting = try pool.query(
+                "SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE $1", ["%\(table)%"]
+            ).rows[0].int("n")
+            if waiting >= count { return true }
+            usleep(10_000)
+        }
+        return false
+    }
+
     /// The checkout's root (this file lives in Tests/ZevAuthTesting/).
     public static let repositoryRoot: String = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
