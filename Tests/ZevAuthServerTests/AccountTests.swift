@@ -197,13 +197,7 @@ import ZevAuthTesting
     @Test func theSignInPageLinksToSignUp() throws {
         let server = try TestServer()
         let fixture = try Fixture.make(store: server.store)
-        let browser = server.browser()
-        let start = try browser.get(
-            startTarget([
-                ("client_id", fixture.developmentKey), ("redirect_uri", "http://127.0.0.1:5000/cb"), ("state", "s"),
-                ("code_challenge", PKCEPair().challenge), ("code_challenge_method", "S256"),
-            ]))
-        let page = try browser.get(try #require(start.header("location")))
-        #expect(page.text.contains("/account/signup?request="))
+        let form = try SignInDriver(server: server, browser: server.browser()).reachSignInForm(clientID: fixture.developmentKey)
+        #expect(form.page.text.contains("/account/signup?request="))
     }
 }

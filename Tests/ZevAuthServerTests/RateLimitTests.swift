@@ -8,16 +8,7 @@ import ZevAuthTesting
     /// A new browser at the password form of a fresh pending sign-in on `server`.
     static func passwordForm(_ server: TestServer, _ fixture: Fixture) throws -> (TestBrowser, [(String, String)]) {
         let browser = server.browser()
-        let start = try browser.get(
-            startTarget([
-                ("client_id", fixture.developmentKey), ("redirect_uri", "http://127.0.0.1:5000/cb"), ("state", "s"),
-                ("code_challenge", PKCEPair().challenge), ("code_challenge_method", "S256"),
-            ]))
-        let page = try browser.get(try #require(start.header("location")))
-        return (
-            browser,
-            [("request", try #require(hiddenField("request", in: page.text))), ("csrf", try #require(hiddenField("csrf", in: page.text)))]
-        )
+        return (browser, try SignInDriver(server: server, browser: browser).reachSignInForm(clientID: fixture.developmentKey).fields)
     }
 
     @Test func passwordAttemptsPerAccountAreCountedAcrossTwoServers() throws {

@@ -85,14 +85,9 @@ import ZevAuthTesting
         let server = try TestServer()
         let fixture = try Fixture.make(store: server.store)
         let browser = server.browser()
-        let start = try browser.get(
-            startTarget([
-                ("client_id", fixture.developmentKey), ("redirect_uri", "http://127.0.0.1:5000/cb"), ("state", "s"),
-                ("code_challenge", PKCEPair().challenge), ("code_challenge_method", "S256"),
-            ]))
-        let page = try browser.get(try #require(start.header("location")))
-        let csrf = try #require(hiddenField("csrf", in: page.text))
-        let request = try #require(hiddenField("request", in: page.text))
+        let form = try SignInDriver(server: server, browser: browser).reachSignInForm(clientID: fixture.developmentKey)
+        let page = form.page
+        let (request, csrf) = (form.fields[0].1, form.fields[1].1)
         let wrongPassword = try browser.postForm(
             "/v1/auth/zevid/signin", [("request", request), ("csrf", csrf), ("email", fixture.email), ("password", "nope nope nope")])
         let unknownEmail = try browser.postForm(

@@ -18,19 +18,9 @@ import ZevAuthTesting
     /// Starts an app sign-in in a new browser and posts the password. - Returns: the browser and the 303.
     static func passwordStep(_ server: TestServer, _ fixture: Fixture) throws -> (TestBrowser, TestResponse) {
         let browser = server.browser()
-        let start = try browser.get(
-            startTarget([
-                ("client_id", fixture.developmentKey), ("redirect_uri", "http://127.0.0.1:5000/cb"), ("state", "s"),
-                ("code_challenge", PKCEPair().challenge), ("code_challenge_method", "S256"),
-            ]))
-        let page = try browser.get(try #require(start.header("location")))
+        let form = try SignInDriver(server: server, browser: browser).reachSignInForm(clientID: fixture.developmentKey)
         let posted = try browser.postForm(
-            "/v1/auth/zevid/signin",
-            [
-                ("request", try #require(hiddenField("request", in: page.text))),
-                ("csrf", try #require(hiddenField("csrf", in: page.text))),
-                ("email", fixture.email), ("password", fixture.password),
-            ])
+            "/v1/auth/zevid/signin", form.fields + [("email", fixture.email), ("password", fixture.password)])
         return (browser, posted)
     }
 

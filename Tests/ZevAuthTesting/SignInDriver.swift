@@ -72,18 +72,17 @@ public struct SignInDriver {
         return result
     }
 
-    /// The consent page reached by a fresh start and the password form, and its hidden form fields
-    /// (`request`, `csrf`), for tests that decide on consent themselves.
-    public struct Consent {
+    /// A hosted page and its hidden form fields (`request`, `csrf`).
+    public struct Form {
         public let page: TestResponse
         public let fields: [(String, String)]
     }
 
-    /// Start (at `path`) → the sign-in form with `email`/`password` → the consent page.
-    public func reachConsent(
-        clientID: String, redirectURI: String, state: String, email: String, password: String,
+    /// A fresh start (at `path`, with a new PKCE challenge) followed to the password form.
+    public func reachSignInForm(
+        clientID: String, redirectURI: String = "http://127.0.0.1:5000/cb", state: String = "s",
         path: String = "/v1/auth/zevid/start", extra: [(String, String)] = []
-    ) throws -> Consent {
+    ) throws -> Form {
         let start = try browser.get(
             startTarget(
                 extra + [
@@ -93,20 +92,28 @@ public struct SignInDriver {
         guard start.status == 303, let signInPath = start.header("location") else {
             throw Failure.unexpected(step: "start", status: start.status, body: start.text)
         }
-        let page = try browser.get(signInPath)
-        guard let csrf = hiddenField("csrf", in: page.text), let request = hiddenField("request", in: page.text) else {
-            throw Failure.unexpected(step: "sign-in page", status: page.status, body: page.text)
-        }
-        let posted = try browser.postForm(
-            "/v1/auth/zevid/signin", [("request", request), ("csrf", csrf), ("email", email), ("password", password)])
+        return try form(at: signInPath, step: "sign-in page")
+    }
+
+    /// Start → the password form with `email`/`password` → the consent page.
+    public func reachConsent(
+        clientID: String, redirectURI: String, state: String, email: String, password: String,
+        path: String = "/v1/auth/zevid/start", extra: [(String, String)] = []
+    ) throws -> Form {
+        let signIn = try reachSignInForm(clientID: clientID, redirectURI: redirectURI, state: state, path: path, extra: extra)
+        let posted = try browser.postForm("/v1/auth/zevid/signin", signIn.fields + [("email", email), ("password", password)])
         guard posted.status == 303, let consentPath = posted.header("location") else {
             throw Failure.unexpected(step: "sign-in post", status: posted.status, body: posted.text)
         }
-        let consent = try browser.get(consentPath)
-        guard let consentCSRF = hiddenField("csrf", in: consent.text), let consentRequest = hiddenField("request", in: consent.text) else {
-            throw Failure.unexpected(step: "consent page", status: consent.status, body: consent.text)
+        return try form(at: consentPath, step: "consent page")
+    }
+
+    private func form(at path: String, step: String) throws -> Form {
+        let page = try browser.get(path)
+        guard let request = hiddenField("request", in: page.text), let csrf = hiddenField("csrf", in: page.text) else {
+            throw Failure.unexpected(step: step, status: page.status, body: page.text)
         }
-        return Consent(page: consent, fields: [("request", consentRequest), ("csrf", consentCSRF)])
+        return Form(page: page, fields: [("request", request), ("csrf", csrf)])
     }
 
     /// `POST /v1/auth/handoff/exchange` with a JSON body built from the given fields.
