@@ -86,7 +86,6 @@ import ZevAuthTesting
         let fixture = try Fixture.make(store: server.store)
         let browser = server.browser()
         let form = try SignInDriver(server: server, browser: browser).reachSignInForm(clientID: fixture.developmentKey)
-        let page = form.page
         let (request, csrf) = (form.fields[0].1, form.fields[1].1)
         let wrongPassword = try browser.postForm(
             "/v1/auth/zevid/signin", [("request", request), ("csrf", csrf), ("email", fixture.email), ("password", "nope nope nope")])
