@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# Breaks one PRODUCT.md rule in the server at a time, runs the live conformance suite against it, and
+# Breaks one rule of docs/protocol.md in the server at a time, runs the live conformance suite against it, and
 # restores the file with git. Every mutation must be CAUGHT (docs/conformance.md lists the results).
 # Needs ZEVAUTH_TEST_DATABASE_URL (scripts/test-postgres.sh start DIR). Usage: scripts/conformance-mutations.py [index …]
 # Each mutation: name, [(file, old, new)]. Applied one at a time to /work/wt-conformance, then restored by git.

@@ -50,7 +50,9 @@ start)
         if [[ "$base" == "$dir" ]]; then chown postgres:postgres "$base/pgdata" "$run"; else chown -R postgres:postgres "$base"; fi
     fi
     if [[ ! -f "$base/pgdata/PG_VERSION" ]]; then
-        as_postgres "$BIN/initdb" -D "$base/pgdata" -U postgres -A trust -E UTF8 --locale=C --no-sync >&2
+        # Its progress report goes nowhere; its warnings and errors (stderr) stay visible.
+        as_postgres "$BIN/initdb" -D "$base/pgdata" -U postgres -A trust -E UTF8 --locale=C --no-sync \
+            --no-instructions >/dev/null
     fi
     if [[ -f "$base/port" ]] && as_postgres "$BIN/pg_ctl" -D "$base/pgdata" status >/dev/null 2>&1; then
         port=$(cat "$base/port")
@@ -64,7 +66,11 @@ start)
         echo "$port" >"$base/port"
         as_postgres "$BIN/pg_ctl" -D "$base/pgdata" -l "$run/postgres.log" -w -t 60 \
             -o "-p $port -k '$run' -c listen_addresses='' -c fsync=off -c synchronous_commit=off -c full_page_writes=off" \
-            start >&2
+            start >/dev/null || {
+            echo "test-postgres: PostgreSQL did not start; the end of its log:" >&2
+            tail -n 20 "$run/postgres.log" >&2 || true
+            exit 1
+        }
     fi
     exists=$(as_postgres "$BIN/psql" -h "$run" -p "$port" -U postgres -d postgres -Atc \
         "SELECT 1 FROM pg_database WHERE datname = 'zevauth'")
@@ -77,7 +83,7 @@ stop)
     [[ -d "$dir" ]] || exit 0
     base=$(base_of)
     if [[ -f "$base/pgdata/PG_VERSION" ]] && as_postgres "$BIN/pg_ctl" -D "$base/pgdata" status >/dev/null 2>&1; then
-        as_postgres "$BIN/pg_ctl" -D "$base/pgdata" -m fast -w -t 60 stop >&2
+        as_postgres "$BIN/pg_ctl" -D "$base/pgdata" -m fast -w -t 60 stop >/dev/null
     fi
     ;;
 destroy)
