@@ -122,6 +122,18 @@ import ZevAuthTesting
         expectNoDatabaseError(driver.server)
     }
 
+    @Test func aNULInASignedInAccountFormIsInvalidRequest() throws {
+        let driver = try make()
+        let browser = driver.server.browser()
+        _ = try AccountTests.appSession(
+            driver.server, browser, clientID: driver.fixture.developmentKey, email: driver.fixture.email, password: driver.fixture.password)
+        let (_, csrf) = try AccountTests.accountPage(browser)
+        let posted = try browser.postForm("/account/apps/remove", [("csrf", csrf), ("environment", "x" + Self.nul)])
+        #expect(posted.status == 400)
+        #expect(posted.text.contains("<code>invalid_request</code>"))
+        expectNoDatabaseError(driver.server)
+    }
+
     @Test func aNULInAnAdminJSONFieldIsInvalidRequest() throws {
         let driver = try make()
         let operatorToken = TestServer.operatorToken
