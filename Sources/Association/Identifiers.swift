@@ -2,8 +2,8 @@
 /// is wrong, ready to send as `error_description` with 400 `invalid_request` (PRODUCT.md "Mobile apps and
 /// association files").
 ///
-/// Identifiers here are public values (team IDs, bundle IDs, package names, certificate fingerprints), so
-/// quoting them in `message` leaks nothing.
+/// A `message` never repeats the pasted value (an `error_description` echoes no request input,
+/// docs/protocol.md): it names the field, a position, or the one refused character (`describe`).
 public struct IdentifierProblem: Error, Sendable, Equatable {
     /// The request field, e.g. `teamId`, `bundleId`, `packageName` or `sha256CertFingerprints[1]`.
     public let field: String
@@ -157,7 +157,7 @@ public struct PackageName: Sendable, Hashable {
             if !isLetter(first) {
                 return .failure(
                     IdentifierProblem(
-                        field: field, message: "packageName segment \(index + 1) ('\(segment)') does not start with a letter: \(rule)"))
+                        field: field, message: "packageName segment \(index + 1) does not start with a letter: \(rule)"))
             }
         }
         return .success(PackageName(value: text))

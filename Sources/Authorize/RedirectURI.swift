@@ -1,3 +1,5 @@
+import Encoding
+
 /// The three kinds of native-app redirect URI (RFC 8252 §7.1–7.3), with the `kind` spelling of the admin API.
 public enum RedirectKind: String, Sendable, Equatable {
     /// An `https` universal link / app link (RFC 8252 §7.2).
@@ -48,6 +50,10 @@ public enum RedirectURIProblem: String, Error, Sendable, Equatable, CaseIterable
     case missingPath = "missing_path"
     /// A `.` or `..` path segment, also percent-encoded (`%2e`), which browsers resolve away (RFC 3986 §5.2.4).
     case dotSegment = "dot_segment"
+    /// A query that already carries a parameter the authorization response adds (`RedirectURI.responseParameters`):
+    /// the redirect would carry two values and a client reading the first would read the wrong one
+    /// (RFC 6749 §3.1.2, RFC 9207 §2).
+    case responseParameterInQuery = "response_parameter_in_query"
 }
 
 /// A parsed redirect URI: one of exactly the shapes PRODUCT.md "Where a sign-in may return" allows.
@@ -57,7 +63,8 @@ public enum RedirectURIProblem: String, Error, Sendable, Equatable, CaseIterable
 /// - link: `https://host[:port]/path[?query]`, `host` a lower-case DNS name of two or more labels;
 /// - loopback: `http://127.0.0.1[:port]/path[?query]`, `http://[::1][:port]/…`, `http://localhost[:port]/…`;
 /// - custom scheme: `reverse.domain.scheme:/path[?query]` or `reverse.domain.scheme://host[:port][/path][?query]`.
-/// Everywhere: ASCII only, no fragment, no userinfo, no dot segments, well-formed `%XX`.
+/// Everywhere: ASCII only, no fragment, no userinfo, no dot segments, well-formed `%XX`, and no response
+/// parameter in the query (`responseParameters`).
 public struct RedirectURI: Sendable, Equatable {
     /// The URI exactly as given.
     public let raw: String
@@ -78,6 +85,15 @@ public struct RedirectURI: Sendable, Equatable {
 
     /// Schemes that can never be a callback, refused before any other scheme rule.
     public static let forbiddenSchemes: Set<String> = ["javascript", "data", "file", "vbscript", "blob", "about"]
+
+    /// The parameter names an authorization response (success or error, OAuth and OpenID Connect) adds to
+    /// the redirect URI's query, in lower case. A registered query naming one of them, compared
+    /// case-insensitively after percent-decoding, is refused (`responseParameterInQuery`): most URL parsers
+    /// return the first of two values, so the client would check the registered `iss` or `state` instead
+    /// of the server's (RFC 6749 §3.1.2 and §4.1.2, RFC 9207 §2, OpenID Connect Session Management §3).
+    public static let responseParameters: Set<String> = [
+        "code", "state", "iss", "error", "error_description", "error_uri", "id_token", "session_state",
+    ]
 
     /// Parses a redirect URI.
     /// - Parameter raw: the URI as registered or as requested.
@@ -135,7 +151,7 @@ public struct RedirectURI: Sendable, Equatable {
                     raw: raw, scheme: scheme, afterSlashes: Array(rest.dropFirst(2)), kind: .customScheme)
             }
             guard rest.first == UInt8(ascii: "/") else { return .failure(.missingPath) }
-            if let problem = dotSegmentProblem(rest) { return .failure(problem) }
+            if let problem = dotSegmentProblem(rest) ?? responseParameterProblem(rest) { return .failure(problem) }
             return .success(
                 RedirectURI(
                     raw: raw, kind: .customScheme, scheme: scheme, host: nil, port: nil,
@@ -211,7 +227,7 @@ public struct RedirectURI: Sendable, Equatable {
         if tail.first != UInt8(ascii: "/") && !(kind == .customScheme && tail.isEmpty) {
             return .failure(.missingPath)
         }
-        if let problem = dotSegmentProblem(tail) { return .failure(problem) }
+        if let problem = dotSegmentProblem(tail) ?? responseParameterProblem(tail) { return .failure(problem) }
         return .success(
             RedirectURI(
                 raw: raw, kind: kind, scheme: scheme, host: hostString, port: port,
@@ -225,6 +241,21 @@ public struct RedirectURI: Sendable, Equatable {
         for segment in path.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false) {
             let text = String(decoding: segment.map(lowercase), as: UTF8.self)
             if [".", "..", "%2e", ".%2e", "%2e.", "%2e%2e"].contains(text) { return .dotSegment }
+        }
+        return nil
+    }
+
+    /// Refuses a query naming a response parameter (`responseParameters`). Names are split on `&` and also
+    /// on `;`, which some server-side parsers still treat as a separator, then percent-decoded (`+` as a
+    /// space, as a form decoder reads it) and lower-cased; a name that does not decode to UTF-8 cannot
+    /// equal one.
+    private static func responseParameterProblem(_ pathAndQuery: [UInt8]) -> RedirectURIProblem? {
+        guard let question = pathAndQuery.firstIndex(of: UInt8(ascii: "?")) else { return nil }
+        let query = pathAndQuery[(question + 1)...]
+        for segment in query.split(whereSeparator: { $0 == UInt8(ascii: "&") || $0 == UInt8(ascii: ";") }) {
+            let name = segment.prefix { $0 != UInt8(ascii: "=") }
+            guard let decoded = try? FormURLEncoding.decodeComponent(name) else { continue }
+            if responseParameters.contains(decoded.lowercased()) { return .responseParameterInQuery }
         }
         return nil
     }

@@ -21,6 +21,10 @@ extension RedirectURIProblem {
         case .invalidPort: return "the port must be a number from 1 to 65535 without leading zeros"
         case .missingPath: return "it needs a path, such as /callback"
         case .dotSegment: return "its path has . or .. segments"
+        case .responseParameterInQuery:
+            return "its query already carries a parameter the sign-in response adds (code, state, iss, error, "
+                + "error_description, error_uri, id_token or session_state), so the redirect would carry two values "
+                + "(RFC 6749 §3.1.2, RFC 9207 §2)"
         }
     }
 }

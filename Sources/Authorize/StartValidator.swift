@@ -130,7 +130,8 @@ public enum StartValidator {
     ///
     /// The query is split on `&` (empty segments skipped) and each name and value decoded as
     /// `application/x-www-form-urlencoded` (`FormURLEncoding.decodeComponent`). A value with a malformed
-    /// `%` escape or invalid UTF-8 becomes an invalid value of its parameter: `state` → `invalid_state`
+    /// `%` escape, invalid UTF-8 or a U+0000 (`StorableText`, docs/protocol.md "Text values") becomes an
+    /// invalid value of its parameter, so it never reaches `lookupClient`: `state` → `invalid_state`
     /// (PRODUCT.md "`state`": "must be valid UTF-8 … otherwise `invalid_state`"), `client_id` →
     /// `invalid_client`, `redirect_uri` → `redirect_uri_mismatch`, `code_challenge` →
     /// `invalid_code_challenge`, and so on; an undecodable `login_hint` is ignored.

@@ -10,15 +10,18 @@ public enum FormURLEncoding {
         case malformedPercentEscape
         /// The decoded bytes are not valid UTF-8.
         case invalidUTF8
+        /// A decoded name or value holds U+0000 (`%00`), which no field accepts (`StorableText`).
+        case nulCharacter
     }
 
     /// Decodes `a=1&b=2+3` into ordered pairs, keeping duplicates and their order.
     ///
     /// Empty segments (`a=1&&b=2`) are skipped; a segment without `=` is a name with an empty value.
-    /// `+` decodes to a space and `%XX` to the byte `XX`; the result must be valid UTF-8.
+    /// `+` decodes to a space and `%XX` to the byte `XX`; the result must be valid UTF-8 without U+0000
+    /// (`StorableText`: every request value is checked here, before any handler or SQL sees it).
     /// - Parameter raw: the query without the leading `?`, or the body, exactly as sent.
     /// - Returns: the `(name, value)` pairs in order.
-    /// - Throws: `DecodingError` for a malformed escape or invalid UTF-8 (the caller answers
+    /// - Throws: `DecodingError` for a malformed escape, invalid UTF-8 or U+0000 (the caller answers
     ///   `invalid_request`, RFC 6749 §4.1.2.1).
     public static func decode(_ raw: String) throws(DecodingError) -> [(name: String, value: String)] {
         var pairs: [(name: String, value: String)] = []
@@ -33,7 +36,7 @@ public enum FormURLEncoding {
         return pairs
     }
 
-    /// Decodes one name or value: `+` → space, `%XX` → byte, then UTF-8.
+    /// Decodes one name or value: `+` → space, `%XX` → byte, then UTF-8 without U+0000.
     /// - Throws: `DecodingError`.
     public static func decodeComponent<C: Collection>(_ bytes: C) throws(DecodingError) -> String
     where C.Element == UInt8 {
@@ -54,6 +57,7 @@ public enum FormURLEncoding {
             }
         }
         guard let string = String(validating: out, as: UTF8.self) else { throw .invalidUTF8 }
+        guard StorableText.isStorable(utf8: out) else { throw .nulCharacter }
         return string
     }
 

@@ -55,7 +55,7 @@ struct AccountHandlers: Sendable {
     /// address gets an account; an address that has one gets the very same page and status, after the same
     /// Argon2id work, and its account is left untouched (no account enumeration; see docs/decisions.md).
     func signUp(_ request: HTTPRequest) throws -> HTTPResponse {
-        let form = AccountForms.fields(request)
+        guard let form = AccountForms.fields(request) else { return AccountForms.unreadableForm }
         guard signedOutCSRFMatches(request, form, name: "signup") else { return AccountForms.expiredForm }
         let requestID = Self.requestID(form["request"])
         let email = (form["email"] ?? "").trimmingCharacters(in: .whitespaces)
@@ -102,7 +102,7 @@ struct AccountHandlers: Sendable {
     /// `POST /account/signin` (form: `csrf`, `email`, `password`): the same rate-limited password check as
     /// the app sign-in, then the second factor when enrolled, then a ZevID browser session.
     func signIn(_ request: HTTPRequest) throws -> HTTPResponse {
-        let form = AccountForms.fields(request)
+        guard let form = AccountForms.fields(request) else { return AccountForms.unreadableForm }
         guard signedOutCSRFMatches(request, form, name: "signin"), let binding = Wire.cookies(of: request)[SignInFlow.bindingCookie] else {
             return AccountForms.expiredForm
         }
@@ -174,7 +174,7 @@ struct AccountHandlers: Sendable {
     /// Runs a signed-in form: the browser session and the CSRF token must both check out.
     private func signedInForm(_ request: HTTPRequest, _ body: (Current, [String: String]) throws -> HTTPResponse) throws -> HTTPResponse {
         guard let current = try current(request) else { return Wire.seeOther("/account/signin") }
-        let form = AccountForms.fields(request)
+        guard let form = AccountForms.fields(request) else { return AccountForms.unreadableForm }
         guard AccountForms.csrfMatches(form["csrf"], current.csrf) else { return AccountForms.expiredForm }
         return try body(current, form)
     }

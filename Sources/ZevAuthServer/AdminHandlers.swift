@@ -139,7 +139,7 @@ struct AdminHandlers: Sendable {
         case .success(let value): uri = value
         }
         if uri.kind == .link, try !context.store.isDomainVerified(projectID: environment.projectID, domain: uri.host ?? "") {
-            return Self.invalidField("uri", "uses the domain \(uri.host ?? ""), which is not a verified domain of this project")
+            return Self.invalidField("uri", "uses a domain that is not a verified domain of this project")
         }
         do {
             let callback = try context.store.addCallback(

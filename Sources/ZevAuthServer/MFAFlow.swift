@@ -54,7 +54,7 @@ struct MFAFlow: Sendable {
     /// counted against the account's MFA limit. Success starts the browser session and continues to
     /// consent (app sign-in) or the account page.
     func submit(_ request: HTTPRequest) throws -> HTTPResponse {
-        let form = AccountForms.fields(request)
+        guard let form = AccountForms.fields(request) else { return AccountForms.unreadableForm }
         let loaded: Loaded
         switch try load(form["challenge"], request) {
         case .failure(let stop): return stop.response
@@ -94,13 +94,23 @@ struct MFAFlow: Sendable {
 
 /// Form plumbing shared by the account pages and the MFA step.
 enum AccountForms {
-    /// Every field of an `application/x-www-form-urlencoded` body, first value of each name.
-    static func fields(_ request: HTTPRequest) -> [String: String] {
+    /// Every field of an `application/x-www-form-urlencoded` body, first value of each name; nil when the
+    /// body does not decode (a bad `%` escape, invalid UTF-8, or a U+0000 that no field accepts), which the
+    /// page answers with `unreadableForm`.
+    static func fields(_ request: HTTPRequest) -> [String: String]? {
+        guard let pairs = try? FormURLEncoding.decode(String(decoding: request.body, as: UTF8.self)) else { return nil }
         var fields: [String: String] = [:]
-        for (name, value) in (try? FormURLEncoding.decode(String(decoding: request.body, as: UTF8.self))) ?? [] where fields[name] == nil {
+        for (name, value) in pairs where fields[name] == nil {
             fields[name] = value
         }
         return fields
+    }
+
+    /// The answer to a form body that does not decode (`fields(_:)` nil): 400 `invalid_request`.
+    static var unreadableForm: HTTPResponse {
+        Pages.error(
+            status: 400, code: "invalid_request",
+            message: "The form could not be read: it holds a character no field accepts. Go back and try again.")
     }
 
     /// One query parameter's decoded value.

@@ -58,9 +58,11 @@ struct SessionAdminHandlers: Sendable {
         case .success(let (value, _)): environment = value
         }
         guard let body = JSONObjectBody(request.body) else { return AdminHandlers.badBody }
-        if let unknown = body.fields.keys.sorted().first(where: { name in !Self.bounds.contains { $0.field == name } }) {
-            return AdminHandlers.invalidField(
-                unknown, "is not a setting (use sessionMaxAgeDays, sessionIdleDays, accessTokenTtlMinutes, refreshReuseGraceSeconds)")
+        // An unknown member is described without its name: a description never echoes request input
+        // (docs/protocol.md, "Errors"); only the known fields are named.
+        if body.fields.keys.contains(where: { name in !Self.bounds.contains { $0.field == name } }) {
+            let known = Self.bounds.map(\.field).joined(separator: ", ")
+            return Wire.error(.invalidRequest, "The body has a field that is not a setting; the settings are \(known).")
         }
         var values: [String: Int] = [:]
         for (field, range, unit) in Self.bounds {

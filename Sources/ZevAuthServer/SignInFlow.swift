@@ -43,7 +43,7 @@ struct SignInFlow: Sendable {
         if let lookupFailure { throw lookupFailure }
         switch decision {
         case .show(let error):
-            return show(error, request)
+            return show(error, request, surface: standardEndpoint ? .standard(.authorize) : .zevAuth)
         case .redirect(let error, let to, let state):
             return redirectError(
                 error, to: to, state: state, appName: environment?.projectName ?? "the app", heldForGesture: true,
@@ -108,7 +108,7 @@ struct SignInFlow: Sendable {
     /// (Argon2id), starts a ZevID browser session, and continues to consent. A wrong email or password
     /// gets one generic message, with the same cost for an unknown email.
     func signIn(_ request: HTTPRequest) throws -> HTTPResponse {
-        let form = formFields(request)
+        guard let form = AccountForms.fields(request) else { return AccountForms.unreadableForm }
         let pending: Pending
         switch try loadPostedPending(form, request) {
         case .stop(let response): return response
@@ -179,7 +179,7 @@ struct SignInFlow: Sendable {
     /// Allow issues the code and redirects (303: the click is the gesture); deny redirects with
     /// `access_denied` (RFC 6749 §4.1.2.1).
     func consent(_ request: HTTPRequest) throws -> HTTPResponse {
-        let form = formFields(request)
+        guard let form = AccountForms.fields(request) else { return AccountForms.unreadableForm }
         let pending: Pending
         switch try loadPostedPending(form, request) {
         case .stop(let response): return response
@@ -286,9 +286,14 @@ struct SignInFlow: Sendable {
         return session
     }
 
-    private func show(_ error: OAuthError, _ request: HTTPRequest) -> HTTPResponse {
-        if Wire.wantsJSON(request) { return Wire.error(error) }
-        return Pages.error(status: error.status, code: error.code.rawValue, message: error.description)
+    /// An error before the redirect URI is trusted, shown to the person (a page, or JSON for
+    /// `Accept: application/json`). On `/oauth2/authorize` it is spelled as redirected ones are: the RFC
+    /// code as `error`, the product code first in `error_description` (docs/protocol.md, "Start").
+    private func show(_ error: OAuthError, _ request: HTTPRequest, surface: ErrorSurface) -> HTTPResponse {
+        let code = error.wireError(on: surface)
+        let description = error.wireDescription(on: surface)
+        if Wire.wantsJSON(request) { return Wire.error(error, wireCode: code, description: description) }
+        return Pages.error(status: error.status, code: code, message: description)
     }
 
     /// An error after the redirect URI is trusted: 303 to a loopback; for an app (custom scheme or link)
@@ -306,14 +311,6 @@ struct SignInFlow: Sendable {
 
     private func queryValue(_ request: HTTPRequest, _ name: String) -> String? {
         (try? FormURLEncoding.decode(request.rawQuery ?? ""))?.first { $0.name == name }?.value
-    }
-
-    private func formFields(_ request: HTTPRequest) -> [String: String] {
-        var fields: [String: String] = [:]
-        for (name, value) in (try? FormURLEncoding.decode(String(decoding: request.body, as: UTF8.self))) ?? [] where fields[name] == nil {
-            fields[name] = value
-        }
-        return fields
     }
 }
 

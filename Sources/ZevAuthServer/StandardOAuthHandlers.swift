@@ -54,6 +54,88 @@ struct StandardOAuthHandlers: Sendable {
         return fields.filter { !$0.value.isEmpty }
     }
 
+    /// The media type every form endpoint reads (RFC 6749 §4.1.3, §6; RFC 7009 §2.1; RFC 7662 §2.1).
+    static let formMediaType = "application/x-www-form-urlencoded"
+
+    /// Media types a client plausibly sends by mistake, named in the error; any other is "another media
+    /// type" (a description never echoes the request).
+    private static let namedMediaTypes: Set<String> = [
+        "application/json", "text/plain", "multipart/form-data", "application/xml", "text/xml", "application/octet-stream",
+    ]
+
+    /// The `Content-Type` check: the media type (case-insensitive, parameters such as `; charset=UTF-8`
+    /// allowed) must be `application/x-www-form-urlencoded`. Otherwise 400 `invalid_request` naming what
+    /// was sent and what is needed, before the client is looked at: a JSON body's `client_id` was sent, just
+    /// not in a form (docs/protocol.md, "Standard OAuth surface").
+    /// - Returns: the error, or nil when the body is a form.
+    static func contentTypeProblem(_ request: HTTPRequest) -> OAuthError? {
+        let required = "The body must be sent as Content-Type: \(formMediaType)"
+        guard let header = request.headers["Content-Type"] else {
+            return OAuthError(.invalidRequest, required + "; this request has no Content-Type.")
+        }
+        let mediaType = (header.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false).first ?? "")
+            .trimmingCharacters(in: .whitespaces).lowercased()
+        if mediaType == formMediaType { return nil }
+        let sent = namedMediaTypes.contains(mediaType) ? mediaType : "another media type"
+        return OAuthError(.invalidRequest, required + "; this request sent \(sent).")
+    }
+
+    /// RFC 6749 §2.3: clients here are public (`token_endpoint_auth_methods_supported: ["none"]`), and a
+    /// client "MUST NOT use more than one authentication method in each request". So client credentials
+    /// are never ignored: `Authorization: Basic` beside `client_id`, or a `client_secret` (even empty),
+    /// is 400 `invalid_request`; `Authorization: Basic` alone is 401 `invalid_client` challenging the
+    /// scheme the client used (RFC 6749 §5.2: `WWW-Authenticate` matching it).
+    /// - Parameter names: every parameter name of the decoded body, empty values included.
+    /// - Returns: the answer, or nil when the request carries no client credentials.
+    static func clientCredentialsProblem(_ request: HTTPRequest, names: Set<String>) -> HTTPResponse? {
+        let basic = request.headers.values("Authorization").contains { header in
+            header.split(separator: " ", maxSplits: 1).first?.lowercased() == "basic"
+        }
+        if basic && (names.contains("client_id") || names.contains("client_secret")) {
+            return tokenError(
+                .invalidRequest,
+                "Send the publishable key as client_id only: this request also authenticates with Authorization: Basic (RFC 6749 §2.3).")
+        }
+        if names.contains("client_secret") {
+            return tokenError(
+                .invalidRequest, "Clients are public here: send client_id without a client_secret (RFC 6749 §2.3).")
+        }
+        if basic {
+            var response = tokenError(
+                .invalidClient, "Clients are public here: send the publishable key as client_id in the body, not with Authorization: Basic."
+            )
+            response.headers.set("WWW-Authenticate", "Basic realm=\"ZevAuth\"")
+            return response
+        }
+        return nil
+    }
+
+    /// The shared front of `/oauth2/token` and `/oauth2/revoke`, in order: the `Content-Type`, a body that
+    /// decodes with each parameter once (a value holding U+0000 does not decode), then no client
+    /// credentials beside `client_id`.
+    /// - Returns: the form's non-empty values, or the answer to send.
+    private static func publicClientForm(_ request: HTTPRequest) -> Result<[String: String], Stop> {
+        if let problem = contentTypeProblem(request) {
+            return .failure(Stop(GrantResult.failed(problem).response(on: .standard(.token))))
+        }
+        guard let pairs = try? FormURLEncoding.decode(String(decoding: request.body, as: UTF8.self)),
+            let fields = form(request)
+        else {
+            return .failure(Stop(tokenError(.invalidRequest, unreadableForm)))
+        }
+        if let stop = clientCredentialsProblem(request, names: Set(pairs.map(\.name))) { return .failure(Stop(stop)) }
+        return .success(fields)
+    }
+
+    /// A response to send instead of going on.
+    private struct Stop: Error {
+        let response: HTTPResponse
+        init(_ response: HTTPResponse) { self.response = response }
+    }
+
+    private static let unreadableForm =
+        "The body must be application/x-www-form-urlencoded with each parameter once and no NUL character."
+
     private static func tokenError(_ code: OAuthErrorCode, _ description: String) -> HTTPResponse {
         GrantResult.failed(OAuthError(code, description)).response(on: .standard(.token))
     }
@@ -66,14 +148,17 @@ struct StandardOAuthHandlers: Sendable {
 
     // MARK: Token
 
-    /// `POST /oauth2/token`, form-encoded. Checks in order: a decodable body with no repeated parameter
-    /// (400 `invalid_request`), `client_id` a known publishable key (401 `invalid_client`), `grant_type`
+    /// `POST /oauth2/token`, form-encoded. Checks in order: `Content-Type` a form, a decodable body with no
+    /// repeated parameter, no client credentials beside `client_id` (400 `invalid_request`; Basic alone
+    /// 401 `invalid_client`, `publicClientForm`), `client_id` a known publishable key (401 `invalid_client`), `grant_type`
     /// present (`invalid_request`) and supported (`unsupported_grant_type`), the grant's parameters
     /// present (`invalid_request`), then the exchange or refresh core, whose failures are all
     /// `invalid_grant` with the product code first in `error_description` (RFC 6749 §5.2).
     func token(_ request: HTTPRequest) throws -> HTTPResponse {
-        guard let form = Self.form(request) else {
-            return Self.tokenError(.invalidRequest, "The body must be application/x-www-form-urlencoded with each parameter once.")
+        let form: [String: String]
+        switch Self.publicClientForm(request) {
+        case .failure(let stop): return stop.response
+        case .success(let fields): form = fields
         }
         guard let environment = try environment(clientID: form["client_id"]) else {
             return GrantResult.failed(OAuthError(.invalidClient, "Send the environment's publishable key as client_id."))
@@ -101,8 +186,10 @@ struct StandardOAuthHandlers: Sendable {
     /// kinds are looked up), `client_id`. 200 with an empty body for every well-formed request from a
     /// known client, whether or not the token was live or this client's (§2.2).
     func revoke(_ request: HTTPRequest) throws -> HTTPResponse {
-        guard let form = Self.form(request) else {
-            return Self.tokenError(.invalidRequest, "The body must be application/x-www-form-urlencoded with each parameter once.")
+        let form: [String: String]
+        switch Self.publicClientForm(request) {
+        case .failure(let stop): return stop.response
+        case .success(let fields): form = fields
         }
         guard let environment = try environment(clientID: form["client_id"]) else {
             return GrantResult.failed(OAuthError(.invalidClient, "Send the environment's publishable key as client_id."))
@@ -127,9 +214,8 @@ struct StandardOAuthHandlers: Sendable {
             return GrantResult.failed(OAuthError(.invalidClient, "Send a secret key of the environment as Authorization: Bearer sk_…"))
                 .response(on: .standard(.token))
         }
-        guard let form = Self.form(request) else {
-            return Self.tokenError(.invalidRequest, "The body must be application/x-www-form-urlencoded with each parameter once.")
-        }
+        if let problem = Self.contentTypeProblem(request) { return GrantResult.failed(problem).response(on: .standard(.token)) }
+        guard let form = Self.form(request) else { return Self.tokenError(.invalidRequest, Self.unreadableForm) }
         guard let token = form["token"] else { return Self.tokenError(.invalidRequest, "token is required.") }
         guard token.hasPrefix("zat_"),
             let live = try context.store.introspect(

@@ -90,13 +90,14 @@ enum Wire {
         request.headers.values("Accept").contains { $0.lowercased().contains("application/json") }
     }
 
-    /// The bearer credential of `Authorization: Bearer …` (RFC 6750 §2.1), or nil.
+    /// The bearer credential of `Authorization: Bearer …` (RFC 6750 §2.1), or nil. A credential that
+    /// fails `StorableText` is no credential (it could never match one, and must not reach SQL).
     static func bearer(_ request: HTTPRequest) -> String? {
         guard let header = request.headers["Authorization"] else { return nil }
         let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
         guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
         let token = parts[1].trimmingCharacters(in: .whitespaces)
-        return token.isEmpty ? nil : token
+        return token.isEmpty || !StorableText.isStorable(token) ? nil : token
     }
 
     /// RFC 3339 UTC with seconds (`2026-11-30T11:16:16Z`).
@@ -106,16 +107,34 @@ enum Wire {
 }
 
 /// A JSON request body checked strictly (RFC 8259: Foundation accepts a BOM and trailing commas, so
-/// `StrictJSON` runs first) and read as an object.
+/// `StrictJSON` runs first) and read as an object. This is the edge where every JSON request value is
+/// decoded, so it also applies `StorableText` to every string and member name at any depth: a `\u0000`
+/// anywhere makes the body unreadable (`invalid_request`) before a handler or SQL sees it.
 struct JSONObjectBody {
     let fields: [String: Any]
 
-    /// - Returns: nil when the body is not one strict JSON object.
+    /// - Returns: nil when the body is not one strict JSON object, or holds U+0000 in a string or name.
     init?(_ bytes: [UInt8]) {
         guard (try? StrictJSON.validate(bytes)) != nil,
-            let object = try? JSONSerialization.jsonObject(with: Data(bytes), options: [.fragmentsAllowed]) as? [String: Any]
+            let object = try? JSONSerialization.jsonObject(with: Data(bytes), options: [.fragmentsAllowed]) as? [String: Any],
+            Self.isStorable(object)
         else { return nil }
         fields = object
+    }
+
+    /// Whether every string and member name in `value` passes `StorableText` (depth is bounded by
+    /// `StrictJSON`'s limit).
+    private static func isStorable(_ value: Any) -> Bool {
+        switch value {
+        case let text as String:
+            return StorableText.isStorable(text)
+        case let object as [String: Any]:
+            return object.allSatisfy { StorableText.isStorable($0.key) && isStorable($0.value) }
+        case let array as [Any]:
+            return array.allSatisfy(isStorable)
+        default:
+            return true
+        }
     }
 
     enum Field<T> { case missing, wrongType, value(T) }

@@ -76,9 +76,16 @@ public struct ZevAuthApp: HTTPHandler {
 
     /// The one error funnel: a thrown error becomes 503 `temporarily_unavailable` when PostgreSQL is out of
     /// reach, else 500 `server_error`; the log names the error's kind and SQLSTATE, never its inputs.
+    ///
+    /// A value PostgreSQL's `text` cannot hold (SQLSTATE 22021) is the request's fault, not the server's:
+    /// 400 `invalid_request`. Request values are checked where they are decoded (`StorableText`), so this
+    /// is a second line for any edge that misses one, logged apart from database errors.
     static func funnel(_ log: any LogSink, _ body: () throws -> HTTPResponse) -> HTTPResponse {
         do {
             return try body()
+        } catch let error as PostgresError where error.sqlState == .characterNotInRepertoire {
+            log.write("refused input sqlstate=\(error.sqlState?.rawValue ?? "-")")
+            return Wire.error(.invalidRequest, "The request holds a character no field accepts.", status: 400)
         } catch let error as PostgresError {
             log.write("error postgres kind=\(error.kind) sqlstate=\(error.sqlState?.rawValue ?? "-") constraint=\(error.constraint ?? "-")")
             if error.kind == .connection || error.kind == .poolTimeout {

@@ -146,8 +146,8 @@ import Testing
 
     @Test(arguments: [
         ("acme", "packageName has a single segment: \(rule)"),
-        ("com.1acme", "packageName segment 2 ('1acme') does not start with a letter: \(rule)"),
-        ("com._acme", "packageName segment 2 ('_acme') does not start with a letter: \(rule)"),
+        ("com.1acme", "packageName segment 2 does not start with a letter: \(rule)"),
+        ("com._acme", "packageName segment 2 does not start with a letter: \(rule)"),
         ("com..acme", "packageName has an empty segment: \(rule)"),
         ("com.acme.", "packageName has an empty segment: \(rule)"),
         ("com.acme-app", "packageName contains '-': \(rule)"),

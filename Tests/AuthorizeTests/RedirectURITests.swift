@@ -160,6 +160,37 @@ import Testing
         #expect(throws: problem) { try RedirectURI.parse(raw).get() }
     }
 
+    /// RFC 6749 §3.1.2, RFC 9207 §2: a registered query must not already carry a parameter the response
+    /// adds, or the redirect carries two values and a client reading the first reads the wrong one.
+    @Test(arguments: [
+        "http://127.0.0.1/cb?iss=https%3A%2F%2Fevil.example",
+        "http://127.0.0.1/cb?code=x",
+        "http://127.0.0.1/cb?a=1&state=x",
+        "http://[::1]/cb?error",
+        "http://localhost/cb?x=1;error_description=x",
+        "https://acme.com/cb?error_uri=",
+        "https://acme.com/cb?ID_TOKEN=x",
+        "https://acme.com/cb?Session_State=x",
+        "https://acme.com/cb?%63ode=1",
+        "https://acme.com/cb?%53TATE=1",
+        "https://acme.com/cb?%69ss",
+        "https://acme.com/cb?error%5Fdescription=1",
+        "com.acme.app:/cb?state=1",
+        "com.acme.app://cb/x?x=y&&iss=1",
+    ])
+    func refusesAQueryThatAlreadyCarriesAResponseParameter(raw: String) {
+        #expect(throws: RedirectURIProblem.responseParameterInQuery) { try RedirectURI.parse(raw).get() }
+    }
+
+    @Test(arguments: [
+        "http://127.0.0.1/cb?codes=1", "http://127.0.0.1/cb?x=code", "https://acme.com/cb?state_x=1&my_iss=2",
+        "https://acme.com/cb?errors", "com.acme.app:/cb?x=state%3D1", "https://acme.com/state/cb?issuer=1",
+        "https://acme.com/cb?s+tate=1", "https://acme.com/cb?%FF=1",
+    ])
+    func acceptsQueriesWithoutResponseParameters(raw: String) {
+        #expect(throws: Never.self) { try RedirectURI.parse(raw).get() }
+    }
+
     private func matches(_ requested: String, registered: String) -> Bool {
         guard case .success(let wanted) = RedirectURI.parse(requested) else { return false }
         return wanted.matchesRegistered(uri(registered))

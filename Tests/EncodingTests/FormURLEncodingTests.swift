@@ -37,6 +37,17 @@ private func pairs(_ raw: String) throws(FormURLEncoding.DecodingError) -> [Stri
         #expect(throws: FormURLEncoding.DecodingError.invalidUTF8) { try FormURLEncoding.decode(raw) }
     }
 
+    @Test(arguments: ["a=%00", "a=x%00y", "%00=1", "a=\u{0}", "a=1&b=%00"])
+    func rejectsNULWhichNoFieldAccepts(_ raw: String) {
+        #expect(throws: FormURLEncoding.DecodingError.nulCharacter) { try FormURLEncoding.decode(raw) }
+    }
+
+    @Test func storableTextRefusesOnlyNUL() {
+        #expect(StorableText.isStorable("é\u{1}\u{7F}\u{FFFF}\u{10FFFF}"))
+        #expect(!StorableText.isStorable("a\u{0}"))
+        #expect(!StorableText.isStorable(utf8: [0x61, 0x00]))
+    }
+
     @Test func percentEncodesEverythingButUnreserved() {
         #expect(FormURLEncoding.percentEncodeUnreserved("a b&c=d+e%f#g") == "a%20b%26c%3Dd%2Be%25f%23g")
         #expect(FormURLEncoding.percentEncodeUnreserved("AZaz09-._~") == "AZaz09-._~")

@@ -35,7 +35,7 @@ import ZevAuthTesting
     @Test(arguments: [
         ("sessionMaxAgeDays", "91"), ("sessionMaxAgeDays", "0"), ("sessionIdleDays", "31"), ("accessTokenTtlMinutes", "4"),
         ("accessTokenTtlMinutes", "61"), ("refreshReuseGraceSeconds", "-1"), ("refreshReuseGraceSeconds", "61"),
-        ("sessionIdleDays", "1.5"), ("sessionIdleDays", "true"), ("sessionIdleDays", "\"7\""), ("sessionLifetime", "7"),
+        ("sessionIdleDays", "1.5"), ("sessionIdleDays", "true"), ("sessionIdleDays", "\"7\""),
     ])
     func lengtheningOrOutOfBoundsIsRefusedNamingTheField(field: String, json: String) throws {
         let value = try JSONSerialization.jsonObject(with: Data(json.utf8), options: [.fragmentsAllowed])
