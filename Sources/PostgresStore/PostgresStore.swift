@@ -318,13 +318,6 @@ public final class PostgresStore: Sendable {
             standardEndpoint: try row.bool("standard_endpoint"))
     }
 
-    /// Records that the pending sign-in is authenticated by this browser session.
-    public func attachBrowserSession(requestID: String, browserSessionID: String) throws {
-        try pool.query(
-            "UPDATE authorization_requests SET browser_session_id = $2 WHERE id = $1 AND completed_at IS NULL",
-            [requestID, browserSessionID])
-    }
-
     /// Ends a pending sign-in without a code (consent denied).
     /// - Returns: false when it had already ended.
     public func completeAuthorizationRequest(id: String, now: Date) throws -> Bool {
