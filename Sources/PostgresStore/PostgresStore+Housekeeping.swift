@@ -7,10 +7,11 @@ extension PostgresStore {
         public let authorizationCodes: Int
         public let mfaChallenges: Int
         public let rateLimitCounters: Int
+        public let browserBindings: Int
     }
 
-    /// Deletes what can no longer matter: pending sign-ins, MFA challenges and rate-limit windows that
-    /// ended before `before`, and authorization codes that expired before it and produced no live session
+    /// Deletes what can no longer matter: pending sign-ins, MFA challenges, browser binding records and
+    /// rate-limit windows that ended before `before`, and authorization codes that expired before it and produced no live session
     /// (a live session keeps its code, so a late valid replay still revokes it). Safe on any number of
     /// instances at once: every statement is an idempotent `DELETE`.
     /// - Parameter before: typically now − 1 day.
@@ -28,7 +29,9 @@ extension PostgresStore {
         ).rowsAffected
         let challenges = try pool.query("DELETE FROM mfa_challenges WHERE expires_at < to_timestamp($1::float8)", cutoff).rowsAffected
         let counters = try pruneRateLimits(before: before)
+        let bindings = try pool.query("DELETE FROM browser_bindings WHERE expires_at < to_timestamp($1::float8)", cutoff).rowsAffected
         return PruneCounts(
-            authorizationRequests: requests, authorizationCodes: codes, mfaChallenges: challenges, rateLimitCounters: counters)
+            authorizationRequests: requests, authorizationCodes: codes, mfaChallenges: challenges, rateLimitCounters: counters,
+            browserBindings: bindings)
     }
 }

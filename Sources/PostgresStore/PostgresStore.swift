@@ -318,13 +318,6 @@ public final class PostgresStore: Sendable {
             standardEndpoint: try row.bool("standard_endpoint"))
     }
 
-    /// Records that the pending sign-in is authenticated by this browser session.
-    public func attachBrowserSession(requestID: String, browserSessionID: String) throws {
-        try pool.query(
-            "UPDATE authorization_requests SET browser_session_id = $2 WHERE id = $1 AND completed_at IS NULL",
-            [requestID, browserSessionID])
-    }
-
     /// Ends a pending sign-in without a code (consent denied).
     /// - Returns: false when it had already ended.
     public func completeAuthorizationRequest(id: String, now: Date) throws -> Bool {
@@ -477,6 +470,14 @@ public final class PostgresStore: Sendable {
     // `access_tokens`, sql/003); revoke the code's session on a valid replay.
     // Consumption and session creation commit together. The UPDATE's row lock serialises concurrent
     // attempts on any number of server instances: exactly one sees `consumed_at IS NULL`.
+    // A code is consumed only while what it stood for still holds (docs/protocol.md, "Exchange", row 3):
+    // the account open (`holder`) and the ZevID browser session it was issued from not ended (`issuer`).
+    // Both rows are locked FOR SHARE, account first, in the order a password change or a closing takes
+    // them (`PostgresStore+Accounts.swift`), so the two serialise instead of deadlocking: a sign-out,
+    // sign-out everywhere, password change or closing that commits while this statement waits is seen
+    // here (READ COMMITTED re-checks a locked row's newest version), and one that starts after this
+    // statement waits for it and then revokes the session it made, in its next statement.
+    // A password change ends every browser session of the account, so `issuer` covers it.
     static let exchangeSQL = """
         WITH env AS (
             SELECT id, session_max_age_days, session_idle_days, access_token_ttl_minutes
@@ -486,6 +487,14 @@ public final class PostgresStore: Sendable {
                 SELECT 1 FROM rate_limit_counters
                 WHERE bucket = $9 AND key = $10 AND window_start = to_timestamp($11::float8) AND count >= $12::int
             ) AS over
+        ), holder AS (
+            SELECT u.id FROM authorization_codes c0 JOIN users u ON u.id = c0.user_id
+            WHERE c0.code_hash = $2 AND c0.consumed_at IS NULL AND u.closed_at IS NULL
+            FOR SHARE OF u
+        ), issuer AS (
+            SELECT b.id FROM authorization_codes c0 JOIN browser_sessions b ON b.id = c0.browser_session_id
+            WHERE c0.code_hash = $2 AND c0.consumed_at IS NULL AND b.ended_at IS NULL AND EXISTS (SELECT 1 FROM holder)
+            FOR SHARE OF b
         ), code AS (
             UPDATE authorization_codes c SET
                 consumed_at = COALESCE(c.consumed_at, to_timestamp($5::float8)),
@@ -494,7 +503,9 @@ public final class PostgresStore: Sendable {
                     WHEN c.consumed_at IS NOT NULL AND c.redirect_uri = $3 AND c.code_challenge = $4
                     THEN COALESCE(c.replayed_at, to_timestamp($5::float8)) ELSE c.replayed_at END
             WHERE c.code_hash = $2 AND c.environment_id = (SELECT id FROM env) AND NOT (SELECT over FROM gate)
-              AND (c.consumed_at IS NOT NULL OR c.expires_at > to_timestamp($5::float8))
+              AND (c.consumed_at IS NOT NULL OR (
+                  c.expires_at > to_timestamp($5::float8) AND EXISTS (SELECT 1 FROM holder)
+                  AND (c.browser_session_id IS NULL OR EXISTS (SELECT 1 FROM issuer))))
             RETURNING c.id, c.user_id, c.browser_session_id, c.redirect_uri, c.code_challenge, c.auth_time,
                       c.consumed_by = $6::uuid AS won,
                       c.consumed_by <> $6::uuid AND COALESCE(c.redirect_uri = $3 AND c.code_challenge = $4, false) AS replay

@@ -14,15 +14,11 @@ struct AccountHandlers: Sendable {
 
     // MARK: Signed-out forms (CSRF under the browser binding cookie)
 
-    /// The browser binding secret, minted (with its cookie) when the browser has none yet.
+    /// The browser binding secret when the server minted it and has it on record, else a fresh one with
+    /// its cookie.
     private func binding(_ request: HTTPRequest) throws -> (value: String, cookies: [String]) {
-        if let existing = Wire.cookies(of: request)[SignInFlow.bindingCookie], existing.hasPrefix("zbb_"), existing.utf8.count == 47 {
-            return (existing, [])
-        }
-        let minted = try Crypto.mintToken(prefix: "zbb_")
-        return (
-            minted, [Wire.cookie(name: SignInFlow.bindingCookie, value: minted, maxAge: nil, secure: context.configuration.secureCookies)]
-        )
+        let adopted = try BrowserBinding(context: context).adoptOrMint(request)
+        return (adopted.value, adopted.setCookies)
     }
 
     private static func formCSRF(binding: String, form: String) -> String {
@@ -30,8 +26,8 @@ struct AccountHandlers: Sendable {
     }
 
     /// The CSRF check of a signed-out form: the token must be the HMAC under this browser's binding cookie.
-    private func signedOutCSRFMatches(_ request: HTTPRequest, _ form: [String: String], name: String) -> Bool {
-        guard let binding = Wire.cookies(of: request)[SignInFlow.bindingCookie] else { return false }
+    private func signedOutCSRFMatches(_ request: HTTPRequest, _ form: [String: String], name: String) throws -> Bool {
+        guard let binding = try BrowserBinding(context: context).onRecord(request) else { return false }
         return AccountForms.csrfMatches(form["csrf"], Self.formCSRF(binding: binding, form: name))
     }
 
@@ -56,7 +52,7 @@ struct AccountHandlers: Sendable {
     /// Argon2id work, and its account is left untouched (no account enumeration; see docs/decisions.md).
     func signUp(_ request: HTTPRequest) throws -> HTTPResponse {
         guard let form = AccountForms.fields(request) else { return AccountForms.unreadableForm }
-        guard signedOutCSRFMatches(request, form, name: "signup") else { return AccountForms.expiredForm }
+        guard try signedOutCSRFMatches(request, form, name: "signup") else { return AccountForms.expiredForm }
         let requestID = Self.requestID(form["request"])
         let email = (form["email"] ?? "").trimmingCharacters(in: .whitespaces)
         let name = (form["name"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
@@ -103,9 +99,7 @@ struct AccountHandlers: Sendable {
     /// the app sign-in, then the second factor when enrolled, then a ZevID browser session.
     func signIn(_ request: HTTPRequest) throws -> HTTPResponse {
         guard let form = AccountForms.fields(request) else { return AccountForms.unreadableForm }
-        guard signedOutCSRFMatches(request, form, name: "signin"), let binding = Wire.cookies(of: request)[SignInFlow.bindingCookie] else {
-            return AccountForms.expiredForm
-        }
+        guard try signedOutCSRFMatches(request, form, name: "signin") else { return AccountForms.expiredForm }
         let email = (form["email"] ?? "").trimmingCharacters(in: .whitespaces)
         let user: UserRecord
         switch try security.checkPassword(email: email, password: form["password"] ?? "", request: request) {
@@ -120,15 +114,17 @@ struct AccountHandlers: Sendable {
             user = found
         }
         let now = context.clock.now()
+        // The person authenticated: a fresh binding id replaces the one this browser held (session fixation).
+        let fresh = try BrowserBinding(context: context).mint()
         if try store.totpFactor(userID: user.id)?.confirmed == true {
             let challenge = try store.createMFAChallenge(
-                userID: user.id, browserBindingHash: Crypto.hexSHA256(binding), authorizationRequestID: nil, now: now,
+                userID: user.id, browserBindingHash: Crypto.hexSHA256(fresh.value), authorizationRequestID: nil, now: now,
                 lifetimeSeconds: AccountSecurity.mfaChallengeLifetimeSeconds)
-            return Wire.seeOther("\(MFAFlow.path)?challenge=\(challenge)")
+            return Wire.seeOther("\(MFAFlow.path)?challenge=\(challenge)", cookies: [fresh.setCookie])
         }
         let token = try Crypto.mintToken(prefix: "zbs_")
         _ = try store.createBrowserSession(tokenHash: Crypto.hexSHA256(token), userID: user.id, now: now)
-        return Wire.seeOther("/account", cookies: [sessionCookie(token)])
+        return Wire.seeOther("/account", cookies: [sessionCookie(token), fresh.setCookie])
     }
 
     // MARK: Signed in
@@ -147,7 +143,7 @@ struct AccountHandlers: Sendable {
     }
 
     private func current(_ request: HTTPRequest) throws -> Current? {
-        guard let token = Wire.cookies(of: request)[SignInFlow.browserSessionCookie],
+        guard let token = context.cookie(.session, in: request),
             let session = try store.browserSession(tokenHash: Crypto.hexSHA256(token)),
             let user = try store.user(id: session.userID), !user.closed
         else { return nil }
@@ -155,11 +151,11 @@ struct AccountHandlers: Sendable {
     }
 
     private func sessionCookie(_ token: String) -> String {
-        Wire.cookie(name: SignInFlow.browserSessionCookie, value: token, maxAge: 90 * 86_400, secure: context.configuration.secureCookies)
+        context.setCookie(.session, token, maxAge: 90 * 86_400)
     }
 
     private var clearedSessionCookie: String {
-        Wire.cookie(name: SignInFlow.browserSessionCookie, value: "", maxAge: 0, secure: context.configuration.secureCookies)
+        context.setCookie(.session, "", maxAge: 0)
     }
 
     private func accountPage(_ current: Current, notice: String? = nil, error: String? = nil, status: Int = 200) throws -> HTTPResponse {

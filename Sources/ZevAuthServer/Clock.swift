@@ -18,9 +18,17 @@ public struct SystemClock: Clock {
 public final class ManualClock: Clock {
     private let current: Mutex<Date>
 
-    /// - Parameter start: the instant the clock shows until moved.
-    public init(_ start: Date = Date(timeIntervalSince1970: 1_800_000_000)) {
+    /// - Parameter start: the instant the clock shows until moved; by default the current wall-clock
+    ///   hour (now, rounded down to a whole hour, so minute and hour windows start at it). A default
+    ///   relative to now keeps what a test writes near the present: a fixed date would drift into the
+    ///   past and be pruned by housekeeping that runs on the real clock beside it.
+    public init(_ start: Date = ManualClock.currentHour()) {
         current = Mutex(start)
+    }
+
+    /// The current wall-clock time rounded down to a whole hour (UTC).
+    public static func currentHour() -> Date {
+        Date(timeIntervalSince1970: (Date().timeIntervalSince1970 / 3_600).rounded(.down) * 3_600)
     }
 
     public func now() -> Date { current.withLock { $0 } }

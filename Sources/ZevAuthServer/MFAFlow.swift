@@ -27,7 +27,7 @@ struct MFAFlow: Sendable {
             return .failure(
                 Stop(Pages.error(status: 400, code: "invalid_request", message: "This sign-in has expired or was already completed.")))
         }
-        guard let binding = Wire.cookies(of: request)[SignInFlow.bindingCookie],
+        guard let binding = context.cookie(.binding, in: request),
             Crypto.constantTimeEquals(Array(Crypto.hexSHA256(binding).utf8), Array(challenge.browserBindingHash.utf8))
         else {
             return .failure(
@@ -83,8 +83,7 @@ struct MFAFlow: Sendable {
         else {
             return Pages.error(status: 400, code: "invalid_request", message: "This sign-in has expired or was already completed.")
         }
-        let cookie = Wire.cookie(
-            name: SignInFlow.browserSessionCookie, value: token, maxAge: 90 * 86_400, secure: context.configuration.secureCookies)
+        let cookie = context.setCookie(.session, token, maxAge: 90 * 86_400)
         if let requestID = loaded.challenge.authorizationRequestID {
             return Wire.seeOther("/v1/auth/zevid/consent?request=\(requestID)", cookies: [cookie])
         }

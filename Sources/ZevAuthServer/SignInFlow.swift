@@ -15,10 +15,6 @@ struct SignInFlow: Sendable {
     static let pendingLifetimeSeconds: Double = 600
     /// Codes expire 60 seconds after issue (PRODUCT.md, "Codes work once and expire 60 seconds after issue").
     static let codeLifetimeSeconds: Double = 60
-    /// Binds a pending sign-in to the browser that started it.
-    static let bindingCookie = "zevauth_browser"
-    /// The ZevID browser session.
-    static let browserSessionCookie = "zevid_session"
     static let genericCredentialsMessage = "The email or password is incorrect."
 
     private var store: PostgresStore { context.store }
@@ -58,18 +54,14 @@ struct SignInFlow: Sendable {
         _ validated: ValidatedStartRequest, environment: EnvironmentRecord, request: HTTPRequest, standardEndpoint: Bool
     ) throws -> HTTPResponse {
         let now = context.clock.now()
-        let cookies = Wire.cookies(of: request)
-        var setCookies: [String] = []
-        var binding = cookies[Self.bindingCookie] ?? ""
-        if !binding.hasPrefix("zbb_") || binding.utf8.count != 47 {
-            binding = try Crypto.mintToken(prefix: "zbb_")
-            setCookies.append(
-                Wire.cookie(name: Self.bindingCookie, value: binding, maxAge: nil, secure: context.configuration.secureCookies))
-        }
+        // The browser's binding id only when the server minted it and keeps it on record for the whole
+        // pending sign-in; any other value (a planted one included) gets a fresh id.
+        let (binding, setCookies) = try BrowserBinding(context: context).adoptOrMint(
+            request, until: now.addingTimeInterval(Self.pendingLifetimeSeconds))
         // A browser already signed in to ZevID skips the password unless prompt=login or its
         // authentication is older than the environment's session maximum age (PRODUCT.md step 2).
         var browserSessionID: String?
-        if validated.prompt != .login, let token = cookies[Self.browserSessionCookie],
+        if validated.prompt != .login, let token = context.cookie(.session, in: request),
             let session = try store.browserSession(tokenHash: Crypto.hexSHA256(token)),
             now.timeIntervalSince(session.authTime) < Double(environment.sessionMaxAgeDays) * 86_400
         {
@@ -130,21 +122,27 @@ struct SignInFlow: Sendable {
         case .ok(let found):
             user = found
         }
+        // The person authenticated: a fresh binding id replaces the one this browser held (session
+        // fixation), and the pending sign-in moves to it, so whoever else knew the old id — a planter —
+        // can no longer load this sign-in or forge its CSRF tokens (docs/threat-model.md).
+        let fresh = try BrowserBinding(context: context).mint()
+        let freshHash = Crypto.hexSHA256(fresh.value)
         // An enrolled account gives its second factor before any browser session exists; the challenge is
         // bound to this browser and this pending sign-in.
-        if try store.totpFactor(userID: user.id)?.confirmed == true, let binding = Wire.cookies(of: request)[Self.bindingCookie] {
+        if try store.totpFactor(userID: user.id)?.confirmed == true {
+            try store.rebindAuthorizationRequest(requestID: pending.record.id, browserBindingHash: freshHash, browserSessionID: nil)
             let challenge = try store.createMFAChallenge(
-                userID: user.id, browserBindingHash: Crypto.hexSHA256(binding), authorizationRequestID: pending.record.id,
+                userID: user.id, browserBindingHash: freshHash, authorizationRequestID: pending.record.id,
                 now: context.clock.now(), lifetimeSeconds: AccountSecurity.mfaChallengeLifetimeSeconds)
-            return Wire.seeOther("\(MFAFlow.path)?challenge=\(challenge)")
+            return Wire.seeOther("\(MFAFlow.path)?challenge=\(challenge)", cookies: [fresh.setCookie])
         }
         let token = try Crypto.mintToken(prefix: "zbs_")
         let browserSessionID = try store.createBrowserSession(tokenHash: Crypto.hexSHA256(token), userID: user.id, now: context.clock.now())
-        try store.attachBrowserSession(requestID: pending.record.id, browserSessionID: browserSessionID)
+        try store.rebindAuthorizationRequest(
+            requestID: pending.record.id, browserBindingHash: freshHash, browserSessionID: browserSessionID)
         // Persistent for the longest session window, so the person is recognised on the next sign-in.
-        let cookie = Wire.cookie(
-            name: Self.browserSessionCookie, value: token, maxAge: 90 * 86_400, secure: context.configuration.secureCookies)
-        return Wire.seeOther("/v1/auth/zevid/consent?request=\(pending.record.id)", cookies: [cookie])
+        let cookie = context.setCookie(.session, token, maxAge: 90 * 86_400)
+        return Wire.seeOther("/v1/auth/zevid/consent?request=\(pending.record.id)", cookies: [cookie, fresh.setCookie])
     }
 
     // MARK: Consent
@@ -266,7 +264,7 @@ struct SignInFlow: Sendable {
         guard record.completedAt == nil, record.expiresAt > context.clock.now() else {
             return .stop(Pages.error(status: 400, code: "invalid_request", message: "This sign-in has expired or was already completed."))
         }
-        guard let binding = Wire.cookies(of: request)[Self.bindingCookie],
+        guard let binding = context.cookie(.binding, in: request),
             Crypto.constantTimeEquals(Array(Crypto.hexSHA256(binding).utf8), Array(record.browserBindingHash.utf8))
         else {
             return .stop(Pages.error(status: 400, code: "invalid_request", message: "This sign-in was started in another browser."))
@@ -280,7 +278,7 @@ struct SignInFlow: Sendable {
     /// The browser session that authenticated this pending sign-in, if this browser still holds it.
     private func authenticatedSession(_ pending: Pending, _ request: HTTPRequest) throws -> BrowserSessionRecord? {
         guard let attached = pending.record.browserSessionID,
-            let token = Wire.cookies(of: request)[Self.browserSessionCookie],
+            let token = context.cookie(.session, in: request),
             let session = try store.browserSession(tokenHash: Crypto.hexSHA256(token)), session.id == attached
         else { return nil }
         return session

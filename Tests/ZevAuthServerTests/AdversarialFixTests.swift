@@ -83,7 +83,7 @@ import ZevAuthTesting
             }
         }
         #expect(
-            try TestDatabase.waitForLockWaiters(on: "authorization_requests", count: 2),
+            try TestDatabase.waitForWaiters(blockedBy: holder, count: 2),
             "both decisions should wait on the pending sign-in's row")
         try holder.query("COMMIT")
         #expect(group.wait(timeout: .now() + 10) == .success)

@@ -56,7 +56,7 @@ import ZevAuthTesting
             outcome.withLock { $0 = result }
             done.signal()
         }
-        #expect(try TestDatabase.waitForLockWaiters(on: "authorization_codes"), "the replay never waited on the winner's lock")
+        #expect(try TestDatabase.waitForWaiters(blockedBy: winner), "the replay never waited on the winner's lock")
         // … until the winner commits; then it must still find and revoke the winner's session.
         try winner.query("COMMIT")
         #expect(done.wait(timeout: .now() + 10) == .success)

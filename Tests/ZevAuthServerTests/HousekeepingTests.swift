@@ -8,10 +8,14 @@ import ZevAuthTesting
 /// Housekeeping deletes what expired more than a day ago and keeps a code whose session is live, so a late
 /// valid replay can still revoke that session.
 @Suite struct HousekeepingTests {
+    /// How far in the past this test lives. Pruning is global (one database for the whole suite), so the
+    /// test isolates itself by time: every other test's clock is relative to now (`ManualClock`'s default,
+    /// `Date()`, or a few days back at most), so a cutoff two days after `isolation` reaches only this test's
+    /// rows, whatever the calendar date the suite runs on.
+    static let isolation: TimeInterval = -1_000 * 86_400
+
     @Test func pruningRemovesExpiredRowsButKeepsCodesOfLiveSessions() throws {
-        // The suite shares one database: this test lives ten days in the past, so a cutoff eight days ago
-        // reaches only its own rows, never a parallel test's.
-        let clock = ManualClock(Date().addingTimeInterval(-10 * 86_400))
+        let clock = ManualClock(Date().addingTimeInterval(Self.isolation))
         let server = try TestServer(clock: clock)
         let fixture = try Fixture.make(store: server.store)
         let driver = SessionDriver(server: server, fixture: fixture)
@@ -20,14 +24,29 @@ import ZevAuthTesting
         func codeExists(_ code: String) throws -> Bool {
             try TestDatabase.pool.query("SELECT 1 FROM authorization_codes WHERE code_hash = $1", [Crypto.hexSHA256(code)]).first != nil
         }
+        func pendingSignIns() throws -> Int {
+            try TestDatabase.pool.query(
+                "SELECT count(*) AS n FROM authorization_requests WHERE environment_id = (SELECT id FROM environments WHERE publishable_key = $1)",
+                [fixture.developmentKey]
+            ).rows[0].int("n")
+        }
         #expect(try codeExists(unused.code))
-        let pruned = try server.store.pruneExpired(before: Date().addingTimeInterval(-8 * 86_400))
-        #expect(pruned.authorizationCodes >= 1)
-        #expect(pruned.authorizationRequests >= 2)
+        #expect(try pendingSignIns() == 2)
+        // Assertions name this test's own rows: a housekeeping pass elsewhere may prune them first.
+        _ = try server.store.pruneExpired(before: Date().addingTimeInterval(Self.isolation + 2 * 86_400))
         #expect(try codeExists(unused.code) == false)
+        #expect(try pendingSignIns() == 0)
         let kept = try TestDatabase.pool.query(
             "SELECT count(*) AS n FROM authorization_codes c JOIN sessions s ON s.authorization_code_id = c.id WHERE s.id = $1",
             [live.sessionID])
         #expect(try kept.rows[0].int("n") == 1)
+    }
+
+    /// A test clock starts near the present: rows a test writes are never old enough for another test's
+    /// pruning, on any calendar date.
+    @Test func aManualClockStartsAtTheCurrentHour() {
+        let start = ManualClock().now()
+        #expect(abs(start.timeIntervalSinceNow) <= 3_600)
+        #expect(start.timeIntervalSince1970.truncatingRemainder(dividingBy: 3_600) == 0)
     }
 }

@@ -64,7 +64,7 @@ import ZevAuthTesting
             outcome.withLock { $0 = result }
             done.signal()
         }
-        #expect(try TestDatabase.waitForLockWaiters(on: "refresh_tokens"), "the second refresh never waited on the winner's lock")
+        #expect(try TestDatabase.waitForWaiters(blockedBy: winner), "the second refresh never waited on the winner's lock")
         try winner.query("COMMIT")
         #expect(done.wait(timeout: .now() + 10) == .success)
         let result = try #require(outcome.withLock { $0 })

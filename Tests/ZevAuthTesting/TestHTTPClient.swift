@@ -138,6 +138,9 @@ public final class TestBrowser: @unchecked Sendable {
     /// Forgets a cookie, as a new browser would not have it.
     public func removeCookie(_ name: String) { cookies[name] = nil }
 
+    /// Puts a cookie in the jar that the server never set, as someone able to plant cookies would.
+    public func plantCookie(_ name: String, _ value: String) { cookies[name] = value }
+
     static func formEncode(_ text: String) -> String {
         var allowed = CharacterSet.alphanumerics
         allowed.insert(charactersIn: "-._~")

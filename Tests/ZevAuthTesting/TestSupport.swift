@@ -30,13 +30,24 @@ public enum TestDatabase {
         return pool
     }()
 
-    /// Waits (up to 5 s) until at least `count` statements touching `table` wait on a lock, so a race test
-    /// knows its contenders are queued behind the transaction it holds open.
+    /// Waits (up to 5 s) until at least `count` backends wait, directly or behind one another, on a lock
+    /// that `holder` holds, so a race test knows its contenders are queued behind the transaction it keeps
+    /// open. It follows `pg_blocking_pids()` from the holder's own backend (`pg_backend_pid()`), so a
+    /// statement of a test running beside it, whatever its text, can never satisfy the wait. (The second
+    /// waiter for one row waits on the first waiter's tuple lock, not on the holder: hence the chain.)
     /// - Returns: whether they did.
-    public static func waitForLockWaiters(on table: String, count: Int = 1) throws -> Bool {
+    public static func waitForWaiters(blockedBy holder: PostgresConnection, count: Int = 1) throws -> Bool {
+        let pid = try holder.query("SELECT pg_backend_pid() AS pid").rows[0].string("pid")
         for _ in 0..<500 {
             let waiting = try pool.query(
-                "SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE $1", ["%\(table)%"]
+                """
+                WITH RECURSIVE waiter (pid) AS (
+                    SELECT pid FROM pg_stat_activity WHERE $1::int = ANY (pg_blocking_pids(pid))
+                    UNION
+                    SELECT a.pid FROM pg_stat_activity a JOIN waiter w ON w.pid = ANY (pg_blocking_pids(a.pid))
+                )
+                SELECT count(*) AS n FROM waiter
+                """, [pid]
             ).rows[0].int("n")
             if waiting >= count { return true }
             usleep(10_000)
