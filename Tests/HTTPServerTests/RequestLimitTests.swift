@@ -109,6 +109,20 @@ struct RequestLimitTests {
         #expect(eventually { server.inFlightRequests == 0 })
     }
 
+    /// A request at every limit at once still fits libmicrohttpd's per-connection pool and reaches the handler.
+    @Test func largestRequestWithinTheLimitsReachesTheHandler() throws {
+        let server = try startServer()
+        defer { server.shutdown(gracePeriodSeconds: 0) }
+        let query = Array(repeating: "a", count: Framing.maxQueryFields - 1).joined(separator: "&") + "&b="
+        let target = "/?" + query + String(repeating: "x", count: Framing.maxTargetBytes - 2 - query.utf8.count)
+        let value = String(repeating: "v", count: 157)
+        let fields = (0..<(Framing.maxHeaderFields - 2)).map { String(format: "X-F%02d: ", $0) + value + "\r\n" }
+        let response = try RawClient.request(
+            "GET \(target) HTTP/1.1\r\nHost: test\r\n\(fields.joined())Connection: close\r\n\r\n", port: server.port)
+        #expect(response.status == 200)
+        #expect(response.headers["X-Query"]?.utf8.count == Framing.maxTargetBytes)  // "[" + query + "]"
+    }
+
     /// Every JSON answer the HTTP layer makes itself carries `Cache-Control: no-store` and `Pragma: no-cache`.
     @Test(arguments: [
         (404, "GET /nope HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n"),
