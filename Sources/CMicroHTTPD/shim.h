@@ -9,17 +9,20 @@
 #include <microhttpd.h>
 
 // MHD_start_daemon is variadic, and Swift does not import variadic C functions. This typed wrapper
-// passes the URI-log and completion callbacks explicitly and everything else as an MHD_OPTION_ARRAY
-// (terminated by an MHD_OPTION_END item), so the Swift side chooses options without more C.
+// passes the URI-log, completion and connection-notification callbacks explicitly and everything else as
+// an MHD_OPTION_ARRAY (terminated by an MHD_OPTION_END item), so the Swift side chooses options without
+// more C.
 static inline struct MHD_Daemon *CMicroHTTPD_start_daemon(
     unsigned int flags, uint16_t port,
     MHD_AccessHandlerCallback access_handler, void *access_context,
     void *(*uri_log)(void *context, const char *uri, struct MHD_Connection *connection), void *uri_log_context,
     MHD_RequestCompletedCallback completed, void *completed_context,
+    MHD_NotifyConnectionCallback notify_connection, void *notify_connection_context,
     struct MHD_OptionItem *options) {
     return MHD_start_daemon(flags, port, NULL, NULL, access_handler, access_context,
                             MHD_OPTION_URI_LOG_CALLBACK, uri_log, uri_log_context,
                             MHD_OPTION_NOTIFY_COMPLETED, completed, completed_context,
+                            MHD_OPTION_NOTIFY_CONNECTION, notify_connection, notify_connection_context,
                             MHD_OPTION_ARRAY, options,
                             MHD_OPTION_END);
 }
@@ -37,6 +40,13 @@ static inline uint16_t CMicroHTTPD_bind_port(struct MHD_Daemon *daemon) {
 static inline const struct sockaddr *CMicroHTTPD_client_address(struct MHD_Connection *connection) {
     const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
     return info == NULL ? NULL : info->client_addr;
+}
+
+// MHD_get_connection_info is variadic. Returns the connection's socket context, the value the
+// MHD_OPTION_NOTIFY_CONNECTION callback stored at MHD_CONNECTION_NOTIFY_STARTED; NULL if none.
+static inline void *CMicroHTTPD_socket_context(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return info == NULL ? NULL : info->socket_context;
 }
 
 #endif

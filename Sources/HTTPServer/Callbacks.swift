@@ -3,16 +3,27 @@ import Glibc
 import Synchronization
 
 // The libmicrohttpd callbacks. Each is a file-level closure with no captures (a capturing @convention(c)
-// closure crashes the Swift 6.3.1 compiler, NOTES-C-BRIDGES.md); state arrives through the `void *`:
-// `cls` is the `ServerContext` (unretained, owned by `HTTPServer`), `*req_cls` the `RequestState`
-// (retained in the URI-log callback, released in the completion callback).
+// closure crashes the Swift 6.3.1 compiler); state arrives through the `void *`: `cls` is the
+// `ServerContext` (unretained, owned by `HTTPServer`), the connection's socket context a `ConnectionState`
+// (retained when the connection opens, released when it closes), and `*req_cls` the current `RequestState`
+// (unretained: the `ConnectionState` owns it).
+//
+// Why the connection owns the request (docs/decisions.md, "Request state belongs to the connection"):
+// libmicrohttpd 0.9.75 calls the completion callback only on some of the paths that end a request. When a
+// second error hits a request that already has an error queued (e.g. the query's arguments exhausting the
+// connection's memory pool, then the read buffer that could not grow back), it marks the connection closed
+// without the completion callback; the connection is reaped at the idle-timeout sweep, and only the
+// MHD_OPTION_NOTIFY_CONNECTION "closed" event fires. That event fires exactly once for every connection, on
+// every path, including MHD_stop_daemon, so it is where whatever is still held gets released.
 
 /// What the callbacks of one daemon share.
 final class ServerContext: Sendable {
     let handler: any HTTPHandler
     let maxBodyBytes: Int
-    /// Requests between the URI-log callback and the completion callback.
+    /// Requests between the URI-log callback and their end (completion callback, or the connection's close).
     let inFlight = Atomic<Int>(0)
+    /// Connections between libmicrohttpd's "started" and "closed" notifications.
+    let openConnections = Atomic<Int>(0)
     /// Set by `shutdown`: responses then carry `Connection: close`.
     let draining = Atomic<Bool>(false)
 
@@ -20,6 +31,26 @@ final class ServerContext: Sendable {
         self.handler = handler
         self.maxBodyBytes = maxBodyBytes
     }
+
+    /// Makes `request` the current request of `connection`, ending any request libmicrohttpd left open.
+    func begin(_ request: RequestState, on connection: ConnectionState) {
+        end(on: connection)
+        connection.request = request
+        inFlight.add(1, ordering: .sequentiallyConsistent)
+    }
+
+    /// Ends (releases) the current request of `connection`, if any; counts it once.
+    func end(on connection: ConnectionState) {
+        guard connection.request != nil else { return }
+        connection.request = nil
+        inFlight.subtract(1, ordering: .sequentiallyConsistent)
+    }
+}
+
+/// One connection's state: owns the request being read or answered on it. Only the worker thread that owns
+/// the connection touches it, one callback at a time (or the thread stopping the daemon, after the workers).
+final class ConnectionState {
+    var request: RequestState?
 }
 
 /// One request's state. Only the worker thread that owns the connection touches it, one callback at a time.
@@ -39,23 +70,58 @@ final class RequestState {
     }
 }
 
-/// Called once the request line is parsed, with the raw target; its result becomes `*req_cls`.
-let uriLogCallback: @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>?, OpaquePointer?) -> UnsafeMutableRawPointer? = {
-    cls, uri, _ in
-    guard let cls else { return nil }
-    let target = uri.map { pointer in Array(UnsafeRawBufferPointer(start: pointer, count: strlen(pointer))) } ?? []
-    Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue().inFlight.add(
-        1, ordering: .sequentiallyConsistent)
-    return Unmanaged.passRetained(RequestState(target: target)).toOpaque()
+/// The `ConnectionState` stored in `connection`'s socket context, if any.
+private func connectionState(_ connection: OpaquePointer?) -> ConnectionState? {
+    guard let connection, let pointer = CMicroHTTPD_socket_context(connection) else { return nil }
+    return Unmanaged<ConnectionState>.fromOpaque(pointer).takeUnretainedValue()
 }
 
-/// Called when a request ends, answered or not; releases the `RequestState`.
-let completedCallback: MHD_RequestCompletedCallback = { cls, _, requestContext, _ in
-    guard let cls, let requestContext, let statePointer = requestContext.pointee else { return }
-    requestContext.pointee = nil
-    Unmanaged<RequestState>.fromOpaque(statePointer).release()
-    Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue().inFlight.subtract(
-        1, ordering: .sequentiallyConsistent)
+/// Called when a connection opens (creates its `ConnectionState`) and once when it closes, on every path
+/// (releases the state and any request still open on it).
+let connectionNotification: MHD_NotifyConnectionCallback = { cls, _, socketContext, code in
+    guard let cls, let socketContext else { return }
+    let server = Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue()
+    switch code {
+    case .CONNECTION_NOTIFY_STARTED:
+        socketContext.pointee = Unmanaged.passRetained(ConnectionState()).toOpaque()
+        server.openConnections.add(1, ordering: .sequentiallyConsistent)
+    default:
+        guard let pointer = socketContext.pointee else { return }
+        socketContext.pointee = nil
+        let connection = Unmanaged<ConnectionState>.fromOpaque(pointer)
+        server.end(on: connection.takeUnretainedValue())
+        connection.release()
+        server.openConnections.subtract(1, ordering: .sequentiallyConsistent)
+    }
+}
+
+/// Called once the request line is parsed, with the raw target; its result becomes `*req_cls`.
+///
+/// It also stops libmicrohttpd from parsing the query into its per-connection memory pool: the server reads
+/// the query from this copy of the target (`HTTPRequest.rawQuery`) and never asks libmicrohttpd for it, and
+/// libmicrohttpd 0.9.75 fails a request whose query has too many arguments for the pool without ever calling
+/// the access handler (so no 414 could be sent). It parses the arguments right after this callback, from the
+/// byte after the target's first "?" (connection.c, parse_initial_message_line): ending the string there
+/// leaves it nothing to parse. That byte lies in libmicrohttpd's own writable read buffer, which it modifies
+/// in place anyway (it overwrites the "?" with NUL next).
+let uriLogCallback: @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>?, OpaquePointer?) -> UnsafeMutableRawPointer? = {
+    cls, uri, connection in
+    guard let cls, let owner = connectionState(connection) else { return nil }
+    let target = uri.map { pointer in Array(UnsafeRawBufferPointer(start: pointer, count: strlen(pointer))) } ?? []
+    if let uri, let mark = strchr(uri, Int32(UInt8(ascii: "?"))) {
+        (mark + 1).pointee = 0
+    }
+    let request = RequestState(target: target)
+    Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue().begin(request, on: owner)
+    return Unmanaged.passUnretained(request).toOpaque()
+}
+
+/// Called when a request ends, answered or not, with any termination code; releases the `RequestState`.
+let completedCallback: MHD_RequestCompletedCallback = { cls, connection, requestContext, _ in
+    guard let cls else { return }
+    requestContext?.pointee = nil
+    guard let owner = connectionState(connection) else { return }
+    Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue().end(on: owner)
 }
 
 /// Appends each request header field to the `RequestState` in `cls`.

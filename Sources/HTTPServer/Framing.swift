@@ -3,6 +3,23 @@ enum Framing {
     /// The response to send instead of calling the handler, or `nil` when the request may proceed.
     /// Runs in the headers phase, so a rejection goes out before any `100 Continue`.
     static func rejection(target: [UInt8], headers: HTTPHeaders, maxBodyBytes: Int) -> HTTPResponse? {
+        // RFC 9110 §15.5.15: a target longer than the server is willing to interpret is 414.
+        guard target.count <= maxTargetBytes, queryFieldCount(target) <= maxQueryFields else {
+            return HTTPResponse.jsonError(
+                status: 414, error: "invalid_request",
+                description:
+                    "The request target is too long or has too many query parameters (at most \(maxTargetBytes) bytes and \(maxQueryFields) parameters).",
+                close: true)
+        }
+        // RFC 6585 §5. Larger header sections never get here: libmicrohttpd answers 431 itself.
+        let headerBytes = headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 4 }
+        guard headers.count <= maxHeaderFields, headerBytes <= maxHeaderBytes else {
+            return HTTPResponse.jsonError(
+                status: 431, error: "invalid_request",
+                description:
+                    "The request header fields are too large (at most \(maxHeaderFields) fields and \(maxHeaderBytes) bytes).",
+                close: true)
+        }
         // RFC 9112 §3.2: the request-target is visible ASCII (RFC 3986 characters, percent-encoded otherwise).
         guard !target.isEmpty, target.allSatisfy({ (0x21...0x7E).contains($0) }) else {
             return invalid("The request target must be visible ASCII.")
@@ -39,6 +56,31 @@ enum Framing {
                 status: 413, error: "request_too_large", description: "The request body is too large.", close: true)
         }
         return nil
+    }
+
+    /// The longest request target the server interprets, in bytes (docs/decisions.md, "Request limits"):
+    /// nginx's default limit for a request line, so anything a default proxy passes on is answered.
+    static let maxTargetBytes = 8_192
+
+    /// The most query fields (`&`-separated, empty ones included) a target may carry. The widest request the
+    /// API defines (an OpenID start) has about fifteen.
+    static let maxQueryFields = 256
+
+    /// The most request header fields (Apache httpd's default `LimitRequestFields`).
+    static let maxHeaderFields = 100
+
+    /// The largest request header section, in bytes (each field counted as `name: value` plus CRLF).
+    static let maxHeaderBytes = 16_384
+
+    /// The number of `&`-separated fields in the target's query (0 without a "?"), fragment excluded.
+    static func queryFieldCount(_ target: [UInt8]) -> Int {
+        guard let mark = target.firstIndex(of: UInt8(ascii: "?")) else { return 0 }
+        var count = 1
+        for byte in target[(mark + 1)...] {
+            if byte == UInt8(ascii: "#") { break }
+            if byte == UInt8(ascii: "&") { count += 1 }
+        }
+        return count
     }
 
     /// Splits a request target into the path and the raw query at the first "?", dropping any "#" fragment

@@ -51,9 +51,12 @@ public struct HTTPResponse: Sendable {
     }
 
     /// A JSON error body `{"error":…,"error_description":…}` in the OAuth style (RFC 6749 §5.2), used for
-    /// the errors the HTTP layer produces itself.
+    /// the errors the HTTP layer produces itself. Like every JSON answer of the server it carries
+    /// `Cache-Control: no-store` and `Pragma: no-cache` (RFC 6749 §5.1; docs/protocol.md, "Conventions").
     static func jsonError(status: Int, error: String, description: String, close: Bool = false) -> HTTPResponse {
-        var headers = HTTPHeaders([("Content-Type", "application/json")])
+        var headers = HTTPHeaders([
+            ("Content-Type", "application/json"), ("Cache-Control", "no-store"), ("Pragma", "no-cache"),
+        ])
         if close { headers.add("Connection", "close") }
         let body = "{\"error\":\(jsonString(error)),\"error_description\":\(jsonString(description))}"
         return HTTPResponse(status: status, headers: headers, body: Array(body.utf8))

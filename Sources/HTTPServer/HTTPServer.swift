@@ -51,7 +51,7 @@ public final class HTTPServer: Sendable {
             return options.withUnsafeMutableBufferPointer { items in
                 CMicroHTTPD_start_daemon(
                     flags, configuration.port, accessHandler, contextPointer, uriLogCallback, contextPointer,
-                    completedCallback, contextPointer, items.baseAddress)
+                    completedCallback, contextPointer, connectionNotification, contextPointer, items.baseAddress)
             }
         }
         let startErrno = errno
@@ -111,6 +111,9 @@ public final class HTTPServer: Sendable {
 
     /// Requests whose request line has arrived and whose response has not completed (for tests).
     var inFlightRequests: Int { context.inFlight.load(ordering: .sequentiallyConsistent) }
+
+    /// Connections libmicrohttpd has accepted and not yet closed (for tests).
+    var openConnections: Int { context.openConnections.load(ordering: .sequentiallyConsistent) }
 
     /// Whether `shutdown` has begun (for tests).
     var isDraining: Bool { context.draining.load(ordering: .sequentiallyConsistent) }

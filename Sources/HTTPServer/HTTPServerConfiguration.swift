@@ -18,9 +18,10 @@ public struct HTTPServerConfiguration: Sendable {
     /// The most connections open at once from one peer IP; 0 = unlimited (behind a reverse proxy every
     /// peer is the proxy).
     public var perIPConnectionLimit: Int = 0
-    /// Memory per connection for the request line, headers and buffers, in bytes (at least 4096); a
-    /// request whose headers do not fit gets 431 from libmicrohttpd (RFC 6585 §5).
-    public var connectionMemoryLimitBytes: Int = 32_768
+    /// Memory per connection for the request line, headers and buffers, in bytes (at least 4096). The default
+    /// holds a request at every limit `Framing` checks (docs/decisions.md, "Request limits"); a request that
+    /// does not fit at all gets libmicrohttpd's own 414 or 431 (RFC 6585 §5), or a closed connection.
+    public var connectionMemoryLimitBytes: Int = 65_536
     /// Seconds of inactivity after which a connection is closed (slowloris, idle keep-alive); at least 1.
     public var connectionTimeoutSeconds: Int = 15
 

@@ -22,7 +22,7 @@ public enum Commands {
             throw ConfigurationError(key: "ZEVAUTH_DATABASE_URL", problem: "is required")
         }
         let migrator = try ServerRunner.migrator(configured: values["ZEVAUTH_SQL_DIR"])
-        let applied = try migrator.apply(to: PostgresPool(url: url, size: 1))
+        let applied = try ServerRunner.reachingDatabase { try migrator.apply(to: PostgresPool(url: url, size: 1)) }
         print(applied.isEmpty ? "migrations: up to date" : applied.map { "applied \($0.version) \($0.name)" }.joined(separator: "\n"))
     }
 }

@@ -53,9 +53,24 @@ public struct ServerConfiguration: Sendable {
 
 /// A configuration key that is missing or invalid; the message names the key and never echoes a secret.
 public struct ConfigurationError: Error, CustomStringConvertible, Sendable {
+    /// The environment variable (`ZEVAUTH_LISTEN`), or the command-line argument when it is not one.
     public let key: String
+    /// Why the value cannot be used, a sentence fragment that continues the key (`must be host:port`).
     public let problem: String
-    public var description: String { "configuration \(key): \(problem)" }
+
+    /// A configuration error about `key`.
+    public init(key: String, problem: String) {
+        self.key = key
+        self.problem = problem
+    }
+
+    /// `configuration ZEVAUTH_LISTEN (--listen): …`: the variable and the flag that mirrors it.
+    public var description: String {
+        guard let flag = ConfigurationLoader.keys.first(where: { $0.variable == key })?.flag else {
+            return "configuration \(key): \(problem)"
+        }
+        return "configuration \(key) (\(flag)): \(problem)"
+    }
 }
 
 /// Reads `ServerConfiguration` from environment variables and `--flag value` pairs (flags win).
@@ -126,6 +141,12 @@ public enum ConfigurationLoader {
         if let proxies = values["ZEVAUTH_TRUSTED_PROXIES"] {
             configuration.trustedProxies = proxies.split(separator: ",").map { $0.filter { !$0.isWhitespace } }
                 .filter { !$0.isEmpty }
+            for proxy in configuration.trustedProxies
+            where !isIPLiteral(proxy, family: AF_INET) && !isIPLiteral(proxy, family: AF_INET6) {
+                throw ConfigurationError(
+                    key: "ZEVAUTH_TRUSTED_PROXIES",
+                    problem: "must be IP address literals separated by commas (no host names or CIDR ranges)")
+            }
         }
         configuration.httpThreads = try integer(values, "ZEVAUTH_HTTP_THREADS", in: 1...256) ?? configuration.httpThreads
         configuration.databasePoolSize =
@@ -161,8 +182,11 @@ public enum ConfigurationLoader {
         }
     }
 
-    /// Parses `host:port` or `[v6]:port`.
-    static func parseListen(_ value: String) throws -> (String, UInt16) {
+    /// Parses `ZEVAUTH_LISTEN`: `host:port` or `[v6]:port`, where host is an IPv4 literal, an IPv6 literal in
+    /// brackets, or `localhost`. `localhost` is the loopback address by definition (RFC 6761 §6.3), so it is
+    /// bound as `127.0.0.1` without a lookup. Returns the host to bind (an address literal) and the port.
+    /// - Throws: `ConfigurationError` naming `ZEVAUTH_LISTEN` (and its flag) for anything else.
+    public static func parseListen(_ value: String) throws -> (String, UInt16) {
         let host: Substring
         let port: Substring
         if value.hasPrefix("["), let close = value.firstIndex(of: "]") {
@@ -177,7 +201,21 @@ public enum ConfigurationLoader {
         guard !host.isEmpty, let number = UInt16(port) else {
             throw ConfigurationError(key: "ZEVAUTH_LISTEN", problem: "must be host:port with a port from 0 to 65535")
         }
+        if ["localhost", "localhost."].contains(host.lowercased()) { return ("127.0.0.1", number) }
+        let bracketed = value.hasPrefix("[")
+        guard bracketed ? isIPLiteral(String(host), family: AF_INET6) : isIPLiteral(String(host), family: AF_INET) else {
+            throw ConfigurationError(
+                key: "ZEVAUTH_LISTEN",
+                problem:
+                    "the host must be an IP address literal (such as 0.0.0.0 or 10.0.0.5, IPv6 in brackets as [::1]:8080) or localhost")
+        }
         return (String(host), number)
+    }
+
+    /// Whether `text` is an address literal of `family` (`AF_INET` or `AF_INET6`), by `inet_pton`.
+    static func isIPLiteral(_ text: String, family: Int32) -> Bool {
+        var buffer = [UInt8](repeating: 0, count: 16)
+        return inet_pton(family, text, &buffer) == 1
     }
 
     static func integer(_ values: [String: String], _ key: String, in range: ClosedRange<Int>) throws -> Int? {

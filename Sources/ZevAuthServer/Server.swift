@@ -41,7 +41,7 @@ public enum ServerRunner {
     /// and returns.
     /// - Throws: when the database's migrations are behind, or the address cannot be bound.
     public static func serve(_ context: ServerContext, migrator: Migrator, onReady: (UInt16) -> Void = { _ in }) throws {
-        let pending = try migrator.pending(in: context.store.pool)
+        let pending = try reachingDatabase { try migrator.pending(in: context.store.pool) }
         guard pending.isEmpty else {
             throw ConfigurationError(
                 key: "ZEVAUTH_DATABASE_URL",
@@ -52,7 +52,12 @@ public enum ServerRunner {
         http.host = context.configuration.listenHost
         http.port = context.configuration.listenPort
         http.threadPoolSize = context.configuration.httpThreads
-        let server = try HTTPServer(configuration: http, handler: ZevAuthApp(context: context))
+        let server: HTTPServer
+        do {
+            server = try HTTPServer(configuration: http, handler: ZevAuthApp(context: context))
+        } catch let error as HTTPServerError {
+            throw listenFailure(error)
+        }
         context.log.write("listening on \(context.configuration.listenHost):\(server.port) issuer=\(context.configuration.issuer)")
         // The daily association checks run inside the server; leases let any number of instances share them.
         let scheduler = context.configuration.linkChecks ? LinkScheduler(context: context) : nil
@@ -63,5 +68,36 @@ public enum ServerRunner {
         scheduler?.stop()
         server.shutdown(gracePeriodSeconds: 10)
         context.log.write("stopped")
+    }
+
+    /// Runs `work`, the first use of the database; a connection failure becomes the configuration error of
+    /// `ZEVAUTH_DATABASE_URL` (libpq's first line, which names the host or socket, never the password).
+    public static func reachingDatabase<T>(_ work: () throws -> T) throws -> T {
+        do {
+            return try work()
+        } catch let error as PostgresError where error.kind == .connection {
+            let reason = error.message.split(separator: "\n").first.map(String.init) ?? ""
+            throw ConfigurationError(key: "ZEVAUTH_DATABASE_URL", problem: "PostgreSQL cannot be reached: \(reason)")
+        }
+    }
+
+    /// A failure to start the HTTP server as the configuration error of the key that decides it, so the
+    /// operator sees what to change (docs/operations.md, "Commands").
+    static func listenFailure(_ error: HTTPServerError) -> ConfigurationError {
+        switch error {
+        case .invalidConfiguration(let field, let reason) where field == "threadPoolSize":
+            ConfigurationError(key: "ZEVAUTH_HTTP_THREADS", problem: reason)
+        case .invalidConfiguration(let field, let reason):
+            ConfigurationError(key: "ZEVAUTH_LISTEN", problem: "the HTTP server refused its \(field): \(reason)")
+        case .invalidHost:
+            ConfigurationError(key: "ZEVAUTH_LISTEN", problem: "the host must be an IP address literal or localhost")
+        case .addressInUse(let host, let port):
+            ConfigurationError(key: "ZEVAUTH_LISTEN", problem: "\(host) port \(port) is already in use by another process")
+        case .startFailed(let host, let port, let code):
+            ConfigurationError(
+                key: "ZEVAUTH_LISTEN",
+                problem: "the server could not listen on \(host) port \(port)"
+                    + (code == 0 ? "" : " (\(String(cString: strerror(code))))"))
+        }
     }
 }
