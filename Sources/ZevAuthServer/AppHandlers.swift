@@ -429,7 +429,7 @@ struct AppHandlers: Sendable {
         case .success(let response):
             problem = "\(url) answered \(response.status) instead of 200"
         case .failure(let failure):
-            problem = "\(url) could not be fetched: \(failure)"
+            problem = "\(url) could not be fetched: \(failure.explanation)"
         }
         return Wire.error(.invalidRequest, "domain is not verified: \(problem).")
     }
