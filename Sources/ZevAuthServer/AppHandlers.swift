@@ -354,7 +354,7 @@ struct AppHandlers: Sendable {
         do {
             generated = try files(projects: [environment.projectID], domain: domain)
         } catch let error as GenerationError {
-            return Wire.error(.invalidRequest, "The apple-app-site-association file cannot be generated: \(error).")
+            return Wire.error(.invalidRequest, "The apple-app-site-association file cannot be generated: \(error.explanation).")
         }
         let aasa = try JSONSerialization.jsonObject(with: Data(generated.aasa))
         let assetLinks = try JSONSerialization.jsonObject(with: Data(generated.assetLinks))
