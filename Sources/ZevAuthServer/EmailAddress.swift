@@ -45,14 +45,20 @@ public struct EmailAddress: Sendable, Equatable {
             .precomposedStringWithCompatibilityMapping
     }
 
-    /// The A-label form of a mail domain: a dot between non-empty labels, IDNA's conversion, and not an IPv4
-    /// literal (whose last label is all digits).
+    /// The A-label form of a mail domain: IDNA's conversion, then at least two labels, none empty, the last
+    /// not all digits (an IPv4 literal), at most 253 bytes. UTS #46 §2.3 treats the ideographic and fullwidth
+    /// full stops (U+3002, U+FF0E, U+FF61) as label separators; they become `.` first.
     static func asciiDomain(_ domain: String) -> String? {
-        let labels = domain.split(separator: ".", omittingEmptySubsequences: false)
-        guard labels.count >= 2, labels.allSatisfy({ !$0.isEmpty }), let ascii = IDNA.toASCII(domain) else { return nil }
-        guard let last = ascii.split(separator: ".").last, !last.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
+        let separated = String(String.UnicodeScalarView(domain.unicodeScalars.map { Self.labelSeparators.contains($0) ? "." : $0 }))
+        guard let ascii = IDNA.toASCII(separated), ascii.utf8.count <= 253 else { return nil }
+        let labels = ascii.split(separator: ".", omittingEmptySubsequences: false)
+        guard labels.count >= 2, labels.allSatisfy({ !$0.isEmpty }), let last = labels.last,
+            !last.utf8.allSatisfy({ (0x30...0x39).contains($0) })
+        else { return nil }
         return ascii
     }
+
+    private static let labelSeparators: Set<Unicode.Scalar> = ["\u{3002}", "\u{FF0E}", "\u{FF61}"]
 
     /// Code points no address may carry: whitespace, controls (NUL included), format characters (invisible,
     /// such as U+200B), private-use, surrogates and unassigned code points.

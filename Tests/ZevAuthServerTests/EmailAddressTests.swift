@@ -18,6 +18,7 @@ import ZevAuthTesting
         ("ﬁ@example.com", "fi@example.com"),  // compatibility ligature
         ("ＡＢＣ@ＥＸＡＭＰＬＥ.com", "abc@example.com"),  // fullwidth in both parts
         ("  Pat@Example.COM ", "pat@example.com"),
+        ("ada@bücher\u{3002}example", "ada@xn--bcher-kva.example"),  // ideographic full stop separates labels
         ("δοκιμή@παράδειγμα.δοκιμή", "δοκιμη\u{301}@xn--hxajbheg2az3al.xn--jxalpdlp"),
     ])
     func normalisesToOneKey(typed: String, key: String) throws {
