@@ -18,6 +18,7 @@ let package = Package(
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CArgon2", pkgConfig: "libargon2", providers: [.apt(["libargon2-dev"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(name: "CIDN2", pkgConfig: "libidn2", providers: [.apt(["libidn2-dev"])]),
 
         // MARK: One Swift wrapper per C library
         .target(name: "Crypto", dependencies: ["COpenSSL", "Encoding"]),
@@ -25,6 +26,7 @@ let package = Package(
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"]),
         .target(name: "Postgres", dependencies: ["CLibPQ"]),
         .target(name: "Fetch", dependencies: ["CCurl"]),
+        .target(name: "IDNA", dependencies: ["CIDN2"]),
 
         // MARK: Pure domain modules
         .target(name: "Encoding"),
@@ -38,7 +40,7 @@ let package = Package(
             name: "ZevAuthServer",
             dependencies: [
                 "Authorize", "PKCE", "Encoding", "Crypto", "PasswordHashing", "HTTPServer", "Postgres", "PostgresStore",
-                "Association", "Fetch",
+                "Association", "Fetch", "IDNA",
             ]),
         .executableTarget(name: "zevauth", dependencies: ["ZevAuthServer", "Postgres", "Crypto", "AdminCLI"]),
 

@@ -10,6 +10,7 @@ packages=(
   libssl-dev            # OpenSSL libcrypto: SHA-256, HMAC, CSPRNG
   libargon2-dev         # Argon2id password hashing
   libcurl4-openssl-dev  # outbound HTTPS (association checks)
+  libidn2-dev           # IDNA (UTS #46) for the domains of account email addresses
   postgresql-15         # the throwaway and development database server
   curl
   openssl               # tests: the throwaway CA for the local HTTPS server (FetchTests)

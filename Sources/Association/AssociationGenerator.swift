@@ -2,6 +2,13 @@
 public enum GenerationError: Error, Equatable, Sendable {
     /// The generated file would be `bytes` long, over `limit` (Apple ignores an AASA larger than 128 KB).
     case tooLarge(bytes: Int, limit: Int)
+
+    /// What went wrong, in words for a person (never the case name).
+    public var explanation: String {
+        switch self {
+        case .tooLarge(let bytes, let limit): "it would be \(bytes) bytes, over the \(limit) bytes Apple reads"
+        }
+    }
 }
 
 /// Builds a link domain's two association files, byte for byte deterministic (PRODUCT.md "Mobile apps and

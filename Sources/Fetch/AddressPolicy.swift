@@ -1,11 +1,15 @@
 import Glibc
 
-/// Which resolved addresses an outbound fetch may connect to (PRODUCT.md: "fetches to private, loopback and
-/// link-local addresses are refused"; the `address_refused` problem code).
+/// Which resolved addresses an outbound fetch may connect to (docs/threat-model.md: fetches to private,
+/// loopback and link-local addresses are refused; the `address_refused` problem code).
 ///
-/// Refused: everything in the IANA IPv4 and IPv6 special-purpose registries that is not globally reachable
-/// (RFC 6890 and its updates), multicast, and IPv6 forms that embed a refused IPv4 address (IPv4-mapped,
-/// IPv4-compatible, NAT64 `64:ff9b::/96`, 6to4 `2002::/16`).
+/// Refused: everything in the IANA IPv4 and IPv6 special-purpose address registries that is not globally
+/// reachable (RFC 6890 and its updates), multicast, IPv6 forms that embed a refused IPv4 address
+/// (IPv4-mapped `::ffff:0:0/96`, NAT64 `64:ff9b::/96`, 6to4 `2002::/16`), the deprecated forms that embed
+/// any IPv4 address (IPv4-compatible `::/96`, IPv4-translated `::ffff:0:0:0/96` of RFC 2765), and every
+/// other IPv6 address outside the global unicast space `2000::/3` (RFC 4291 §2.4). Some registry entries
+/// that are globally reachable anycast services sit inside a refused block (`192.0.0.9`, `2001:1::1`); an
+/// association file never lives there, so the whole block is refused.
 public enum AddressPolicy {
     /// Why `address` is refused, or `nil` when it is an allowed public address.
     ///
@@ -67,10 +71,14 @@ public enum AddressPolicy {
         Range(prefix: v6([]), bits: 128, why: "unspecified (::)"),
         Range(prefix: v6([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1]), bits: 128, why: "loopback (::1)"),
         Range(prefix: v6([0x01, 0x00]), bits: 64, why: "discard-only (100::/64)"),
+        Range(prefix: v6([0x01, 0x00, 0, 0, 0, 0, 0, 0x01]), bits: 64, why: "dummy prefix (100:0:0:1::/64)"),
         Range(prefix: v6([0x00, 0x64, 0xFF, 0x9B, 0x00, 0x01]), bits: 48, why: "local-use NAT64 (64:ff9b:1::/48)"),
+        Range(prefix: v6([0x20, 0x01, 0x00, 0x00]), bits: 32, why: "Teredo (2001::/32)"),
+        Range(prefix: v6([0x20, 0x01, 0x00, 0x02, 0x00, 0x00]), bits: 48, why: "benchmarking (2001:2::/48)"),
         Range(prefix: v6([0x20, 0x01, 0x00, 0x00]), bits: 23, why: "IETF protocol assignments (2001::/23)"),
         Range(prefix: v6([0x20, 0x01, 0x0D, 0xB8]), bits: 32, why: "documentation (2001:db8::/32)"),
         Range(prefix: v6([0x3F, 0xFF]), bits: 20, why: "documentation (3fff::/20)"),
+        Range(prefix: v6([0x5F, 0x00]), bits: 16, why: "segment routing SIDs (5f00::/16)"),
         Range(prefix: v6([0xFC]), bits: 7, why: "unique local, private (fc00::/7)"),
         Range(prefix: v6([0xFE, 0x80]), bits: 10, why: "link-local (fe80::/10)"),
         Range(prefix: v6([0xFE, 0xC0]), bits: 10, why: "deprecated site-local (fec0::/10)"),
@@ -89,6 +97,8 @@ public enum AddressPolicy {
         let embedded: (String, [UInt8])?
         if bytes[0..<10].allSatisfy({ $0 == 0 }) && bytes[10] == 0xFF && bytes[11] == 0xFF {
             embedded = ("IPv4-mapped (::ffff:0:0/96)", Array(bytes[12..<16]))
+        } else if bytes[0..<8].allSatisfy({ $0 == 0 }) && bytes[8] == 0xFF && bytes[9] == 0xFF && bytes[10] == 0 && bytes[11] == 0 {
+            embedded = ("IPv4-translated (::ffff:0:0:0/96)", Array(bytes[12..<16]))
         } else if bytes[0..<12].allSatisfy({ $0 == 0 }) {
             embedded = ("IPv4-compatible (::/96)", Array(bytes[12..<16]))
         } else if bytes[0..<12] == [0x00, 0x64, 0xFF, 0x9B, 0, 0, 0, 0, 0, 0, 0, 0] {
@@ -99,9 +109,12 @@ public enum AddressPolicy {
             embedded = nil
         }
         if let (form, v4) = embedded {
-            if form.hasPrefix("IPv4-compatible") { return "deprecated \(form)" }
+            if form.hasPrefix("IPv4-compatible") || form.hasPrefix("IPv4-translated") { return "deprecated \(form)" }
             if let why = v4Reason(v4) { return "\(form) of a refused IPv4 address: \(why)" }
+            return nil
         }
+        // RFC 4291 §2.4: global unicast is 2000::/3; everything else is reserved or special.
+        guard bytes[0] & 0xE0 == 0x20 else { return "outside the global unicast space (2000::/3)" }
         return nil
     }
 }

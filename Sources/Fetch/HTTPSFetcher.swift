@@ -42,6 +42,18 @@ public enum FetchFailure: Error, Sendable, Equatable {
     case connectionFailed(String)
 }
 
+extension FetchFailure {
+    /// What went wrong, in words for a person (never a Swift case name): the host, the address and the cause,
+    /// e.g. `acme.example does not resolve: Name or service not known`.
+    public var explanation: String {
+        switch self {
+        case .timeout(let message), .dnsError(let message), .addressRefused(let message), .tlsError(let message): message
+        case .tooLarge(let limit): "the response is larger than \(limit) bytes"
+        case .connectionFailed(let message): "no HTTP response: \(message)"
+        }
+    }
+}
+
 /// Fetches small HTTPS documents (association files, domain-ownership token files) from hosts named by
 /// customers, safely.
 ///

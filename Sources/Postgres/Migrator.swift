@@ -36,6 +36,27 @@ public struct Migration: Sendable, Hashable {
     }
 }
 
+/// Work in Swift that a migration needs beyond its SQL: a value SQL cannot compute (for example a key
+/// that needs a C library the database does not have).
+///
+/// A step runs inside the transaction of its migration, right after the script, so the schema change and
+/// the values it needs commit together; it also runs on every later `apply` (under the same lock), for rows
+/// that an older server wrote after the migration. A step must therefore be idempotent, and cheap when
+/// there is nothing to do.
+public struct MigrationStep: Sendable {
+    /// The migration this step completes.
+    public let version: Int
+    /// Does the work on the migrator's connection, inside its transaction.
+    /// - Returns: lines for the operator (printed by `zevauth migrate`); empty when there was nothing to say.
+    public let run: @Sendable (PostgresConnection) throws -> [String]
+
+    /// Creates a step for migration `version`.
+    public init(version: Int, run: @escaping @Sendable (PostgresConnection) throws -> [String]) {
+        self.version = version
+        self.run = run
+    }
+}
+
 /// Why the migrator refused to run.
 public enum MigrationError: Error, Sendable, CustomStringConvertible, Equatable {
     /// The directory could not be listed or a file could not be read (path given).
@@ -70,15 +91,19 @@ public enum MigrationError: Error, Sendable, CustomStringConvertible, Equatable 
 public struct Migrator: Sendable {
     /// The migrations, sorted by version.
     public let migrations: [Migration]
+    /// Swift steps that complete some migrations (`MigrationStep`).
+    public let steps: [MigrationStep]
 
     // An arbitrary constant naming "ZevAuth schema migrations" in the advisory-lock space.
     private static let advisoryLockKey = "7269512604911190263"
 
     /// Reads every `*.sql` file in a directory; other files are ignored.
-    /// - Parameter directory: A directory of `NNN_name.sql` files, for example `sql/`.
+    /// - Parameters:
+    ///   - directory: A directory of `NNN_name.sql` files, for example `sql/`.
     /// - Throws: `MigrationError` when the directory or a file cannot be read, a `.sql` file is badly named,
     ///   or two files share a version.
-    public init(directory: String) throws {
+    ///   - steps: Swift steps completing some of the migrations.
+    public init(directory: String, steps: [MigrationStep] = []) throws {
         let files: [String]
         do {
             files = try FileManager.default.contentsOfDirectory(atPath: directory)
@@ -94,22 +119,28 @@ public struct Migrator: Sendable {
             migrations.append(Migration(version: version, name: name, sql: sql))
         }
         try Self.checkUnique(migrations)
-        self.init(migrations: migrations)
+        self.init(migrations: migrations, steps: steps)
     }
 
     /// Uses migrations built in code (tests, embedded resources). Duplicate versions are reported by
     /// `apply(to:)` and `pending(in:)`.
-    /// - Parameter migrations: The migrations, in any order.
-    public init(migrations: [Migration]) {
+    /// - Parameters:
+    ///   - migrations: The migrations, in any order.
+    ///   - steps: Swift steps completing some of them.
+    public init(migrations: [Migration], steps: [MigrationStep] = []) {
         self.migrations = migrations.sorted { $0.version < $1.version }
+        self.steps = steps
     }
 
-    /// Applies every pending migration, in version order, each in its own transaction.
-    /// - Parameter pool: The database.
+    /// Applies every pending migration, in version order, each in its own transaction together with its
+    /// steps; then runs the steps of migrations applied earlier, each in its own transaction.
+    /// - Parameters:
+    ///   - pool: The database.
+    ///   - note: receives the steps' lines for the operator, after their transaction committed.
     /// - Returns: The migrations applied by this call (empty when the schema was current).
     /// - Throws: `MigrationError.checksumMismatch` (nothing applied), `MigrationError.duplicateVersion`, or
     ///   `PostgresError` from a failing script (that migration rolled back; earlier ones stay applied).
-    public func apply(to pool: PostgresPool) throws -> [Migration] {
+    public func apply(to pool: PostgresPool, note: (String) -> Void = { _ in }) throws -> [Migration] {
         try Self.checkUnique(migrations)
         try pool.transaction { connection in
             try lock(connection)
@@ -125,7 +156,9 @@ public struct Migrator: Sendable {
             _ = try pendingAfterVerifying(try applied(connection))
         }
         var done: [Migration] = []
+        var lines: [String] = []
         for migration in migrations {
+            lines = []
             let didApply = try pool.transaction { connection -> Bool in
                 try lock(connection)
                 // Another instance may have applied it while this one waited for the lock.
@@ -135,12 +168,24 @@ public struct Migrator: Sendable {
                     return false
                 }
                 try connection.execute(script: migration.sql)
+                for step in steps where step.version == migration.version { lines += try step.run(connection) }
                 try connection.query(
                     "INSERT INTO schema_migrations (version, name, checksum) VALUES ($1::bigint, $2, $3)",
                     [String(migration.version), migration.name, migration.checksum])
                 return true
             }
+            lines.forEach(note)
+            lines = []
             if didApply { done.append(migration) }
+        }
+        for step in steps where !done.contains(where: { $0.version == step.version }) {
+            let stepLines = try pool.transaction { connection -> [String] in
+                try lock(connection)
+                let applied = try applied(connection)
+                guard applied[step.version] != nil else { return [] }
+                return try step.run(connection)
+            }
+            stepLines.forEach(note)
         }
         return done
     }

@@ -3,11 +3,19 @@ import Foundation
 import Postgres
 
 /// Domain errors the store raises from SQLSTATEs, by constraint name, never by parsing message text.
-public enum StoreError: Error, Equatable, Sendable {
+public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
     /// A unique constraint refused a duplicate (`constraint` names which), answered as 409 `conflict`.
     case duplicate(constraint: String)
     /// A referenced row does not exist (or belongs to someone else).
     case notFound
+
+    /// A sentence for the console or the log, never the case name.
+    public var description: String {
+        switch self {
+        case .duplicate(let constraint): "A row with the same value exists already (constraint \(constraint))."
+        case .notFound: "The referenced row does not exist."
+        }
+    }
 }
 
 /// Every SQL statement of the server, parameterized only (`$1…` through `PQexecParams`).
@@ -106,22 +114,23 @@ public final class PostgresStore: Sendable {
     }
 
     /// Creates a ZevID account.
+    ///
+    /// The insert never raises a unique violation on the email (`ON CONFLICT … DO NOTHING`): PostgreSQL
+    /// would write the violating key, the normalised address, into its own log.
     /// - Parameters:
-    ///   - emailNormalized: the lower-cased address; unique across the deployment.
+    ///   - emailNormalized: the address's key (`EmailAddress.key` of the server); unique across the deployment.
     ///   - passwordHash: an Argon2id PHC string.
     /// - Throws: `StoreError.duplicate("users_email_unique")` when the address is taken; `PostgresError`.
     public func createUser(email: String, emailNormalized: String, name: String, passwordHash: String, now: Date) throws -> UserRecord {
-        do {
-            let result = try pool.query(
-                """
-                INSERT INTO users (email, email_normalized, name, password_hash, password_changed_at, created_at)
-                VALUES ($1, $2, $3, $4, to_timestamp($5::float8), to_timestamp($5::float8))
-                RETURNING id, email, name, image_url, password_hash, closed_at
-                """, [email, emailNormalized, name, passwordHash, SQLTime.parameter(now)])
-            return try Self.user(from: result.rows[0])
-        } catch let error as PostgresError where error.sqlState == .uniqueViolation {
-            throw StoreError.duplicate(constraint: error.constraint ?? "users_email_unique")
-        }
+        let result = try pool.query(
+            """
+            INSERT INTO users (email, email_normalized, email_key_rule, name, password_hash, password_changed_at, created_at)
+            VALUES ($1, $2, $6::smallint, $3, $4, to_timestamp($5::float8), to_timestamp($5::float8))
+            ON CONFLICT ON CONSTRAINT users_email_unique DO NOTHING
+            RETURNING id, email, name, image_url, password_hash, closed_at
+            """, [email, emailNormalized, name, passwordHash, SQLTime.parameter(now), String(Self.emailKeyRule)])
+        guard let row = result.first else { throw StoreError.duplicate(constraint: "users_email_unique") }
+        return try Self.user(from: row)
     }
 
     /// The account with this normalized email, open or closed.

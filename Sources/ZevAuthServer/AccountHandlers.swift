@@ -67,7 +67,7 @@ struct AccountHandlers: Sendable {
             response.headers.set("Retry-After", String(seconds))
             return response
         }
-        guard AccountRules.isPlausibleEmail(email) else { return again("Enter an email address.", 400) }
+        guard let address = EmailAddress(email) else { return again("Enter a valid email address.", 400) }
         guard (1...200).contains(name.count), !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
             return again("Enter your name (up to 200 characters).", 400)
         }
@@ -75,8 +75,7 @@ struct AccountHandlers: Sendable {
         let hash = try context.passwordHasher.hash(password)
         do {
             _ = try store.createUser(
-                email: email, emailNormalized: AccountRules.normalizedEmail(email), name: name, passwordHash: hash, now: context.clock.now()
-            )
+                email: address.typed, emailNormalized: address.key, name: name, passwordHash: hash, now: context.clock.now())
         } catch StoreError.duplicate {
             // The address has an account: answer exactly as for a new one.
         }
@@ -110,6 +109,8 @@ struct AccountHandlers: Sendable {
             return response
         case .wrong:
             return AccountPages.signIn(csrf: form["csrf"] ?? "", email: email, error: SignInFlow.genericCredentialsMessage, status: 401)
+        case .invalidEmail:
+            return AccountPages.signIn(csrf: form["csrf"] ?? "", email: email, error: SignInFlow.invalidEmailMessage, status: 400)
         case .ok(let found):
             user = found
         }
@@ -214,12 +215,14 @@ struct AccountHandlers: Sendable {
     /// password (rate-limited like a sign-in); ends every session, then starts a fresh browser session here.
     func changePassword(_ request: HTTPRequest) throws -> HTTPResponse {
         try signedInForm(request) { current, form in
-            switch try security.checkPassword(email: current.user.email, password: form["current_password"] ?? "", request: request) {
+            switch try security.checkPassword(
+                email: current.user.email, password: form["current_password"] ?? "", request: request, account: current.user.id)
+            {
             case .limited(let seconds):
                 var response = try accountPage(current, error: RateLimiter.pageMessage(retryAfterSeconds: seconds), status: 429)
                 response.headers.set("Retry-After", String(seconds))
                 return response
-            case .wrong:
+            case .wrong, .invalidEmail:
                 return try accountPage(current, error: "The current password is incorrect.", status: 401)
             case .ok:
                 break

@@ -17,6 +17,8 @@ struct AccountSecurity: Sendable {
         case ok(UserRecord)
         /// Wrong email or password (one answer for both, at the same cost).
         case wrong
+        /// The email is not an address this server accepts (`EmailAddress`): the form's 400.
+        case invalidEmail
         /// Over a password rate limit; try again after this many seconds.
         case limited(Int)
     }
@@ -24,15 +26,17 @@ struct AccountSecurity: Sendable {
     /// Counts the attempt against the account and the client address, then verifies the password with
     /// Argon2id; an unknown email costs one dummy verification so timing does not reveal accounts.
     /// - Throws: `PostgresError`.
-    func checkPassword(email: String, password: String, request: HTTPRequest) throws -> PasswordCheck {
+    /// - Parameter account: when set (a signed-in person confirming their password), the address must lead
+    ///   to this account id, else the answer is `.wrong`.
+    func checkPassword(email: String, password: String, request: HTTPRequest, account: String? = nil) throws -> PasswordCheck {
         let limiter = RateLimiter(context: context)
-        let normalized = AccountRules.normalizedEmail(email)
         let address = ClientAddress.of(request, configuration: context.configuration)
         if case .limited(let seconds) = try limiter.hit(.passwordPerAddress, key: address) { return .limited(seconds) }
-        if !normalized.isEmpty, case .limited(let seconds) = try limiter.hit(.passwordPerAccount, key: Self.accountKey(normalized)) {
+        guard let normalized = EmailAddress(email)?.key else { return .invalidEmail }
+        if case .limited(let seconds) = try limiter.hit(.passwordPerAccount, key: Self.accountKey(normalized)) {
             return .limited(seconds)
         }
-        let user = normalized.isEmpty ? nil : try context.store.user(emailNormalized: normalized)
+        let user = try context.store.user(emailNormalized: normalized)
         let matches: Bool
         if let user, !user.closed, password.utf8.count <= 1024 {
             matches = (try? context.passwordHasher.verify(password, against: user.passwordHash)) ?? false
@@ -40,7 +44,7 @@ struct AccountSecurity: Sendable {
             _ = try? context.passwordHasher.verifyDummy(password)
             matches = false
         }
-        guard let user, matches else { return .wrong }
+        guard let user, matches, account == nil || account == user.id else { return .wrong }
         return .ok(user)
     }
 

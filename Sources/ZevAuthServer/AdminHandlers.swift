@@ -103,8 +103,9 @@ struct AdminHandlers: Sendable {
         guard case .value(let rawEmail) = body.string("email") else { return Self.invalidField("email", "is required (a string)") }
         guard case .value(let password) = body.string("password") else { return Self.invalidField("password", "is required (a string)") }
         guard case .value(let rawName) = body.string("name") else { return Self.invalidField("name", "is required (a string)") }
-        let email = rawEmail.trimmingCharacters(in: .whitespaces)
-        guard AccountRules.isPlausibleEmail(email) else { return Self.invalidField("email", "must be an email address") }
+        guard let email = EmailAddress(rawEmail) else {
+            return Self.invalidField("email", "must be an email address whose domain is a valid (internationalised) domain name")
+        }
         if let problem = AccountRules.passwordProblem(password) { return Self.invalidField("password", problem) }
         let name = rawName.trimmingCharacters(in: .whitespacesAndNewlines)
         guard (1...200).contains(name.count), !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
@@ -113,8 +114,7 @@ struct AdminHandlers: Sendable {
         let hash = try context.passwordHasher.hash(password)
         do {
             let user = try context.store.createUser(
-                email: email, emailNormalized: AccountRules.normalizedEmail(email), name: name, passwordHash: hash, now: context.clock.now()
-            )
+                email: email.typed, emailNormalized: email.key, name: name, passwordHash: hash, now: context.clock.now())
             return Wire.json(status: 201, ["id": user.id, "email": user.email, "name": user.name])
         } catch StoreError.duplicate {
             return Wire.error(.conflict, "An account with this email already exists.", status: 409)
@@ -277,20 +277,6 @@ struct Paging {
 
 /// Rules for ZevID accounts.
 enum AccountRules {
-    /// A pragmatic check: one `@`, something on each side, a dot in the domain, no spaces, ≤ 254 bytes.
-    static func isPlausibleEmail(_ email: String) -> Bool {
-        let parts = email.split(separator: "@", omittingEmptySubsequences: false)
-        return email.utf8.count <= 254 && parts.count == 2 && !parts[0].isEmpty && parts[1].contains(".")
-            && !parts[1].hasPrefix(".") && !parts[1].hasSuffix(".")
-            && !email.unicodeScalars.contains { $0.properties.isWhitespace || $0.properties.generalCategory == .control }
-    }
-
-    /// The form under which an email is unique and looked up: Unicode NFC, then lower case, so composed and
-    /// decomposed spellings (`ü` as one scalar or two) and letter case name one account.
-    static func normalizedEmail(_ email: String) -> String {
-        email.precomposedStringWithCanonicalMapping.lowercased()
-    }
-
     /// The password policy (NIST SP 800-63B §5.1.1.2): at least 10 characters, at most 1024 bytes.
     /// - Returns: what is wrong, or nil.
     static func passwordProblem(_ password: String) -> String? {

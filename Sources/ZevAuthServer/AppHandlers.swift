@@ -354,7 +354,7 @@ struct AppHandlers: Sendable {
         do {
             generated = try files(projects: [environment.projectID], domain: domain)
         } catch let error as GenerationError {
-            return Wire.error(.invalidRequest, "The apple-app-site-association file cannot be generated: \(error).")
+            return Wire.error(.invalidRequest, "The apple-app-site-association file cannot be generated: \(error.explanation).")
         }
         let aasa = try JSONSerialization.jsonObject(with: Data(generated.aasa))
         let assetLinks = try JSONSerialization.jsonObject(with: Data(generated.assetLinks))
@@ -429,7 +429,7 @@ struct AppHandlers: Sendable {
         case .success(let response):
             problem = "\(url) answered \(response.status) instead of 200"
         case .failure(let failure):
-            problem = "\(url) could not be fetched: \(failure)"
+            problem = "\(url) could not be fetched: \(failure.explanation)"
         }
         return Wire.error(.invalidRequest, "domain is not verified: \(problem).")
     }

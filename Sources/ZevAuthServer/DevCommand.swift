@@ -112,9 +112,10 @@ public enum DevCommand {
         }
         let password = Base64URL.encode(try Crypto.randomBytes(12))
         let email = "demo@zevauth.test"
-        if try store.user(emailNormalized: email) == nil {
+        let key = EmailAddress(email)?.key ?? email
+        if try store.user(emailNormalized: key) == nil {
             _ = try store.createUser(
-                email: email, emailNormalized: email, name: "Demo Person",
+                email: email, emailNormalized: key, name: "Demo Person",
                 passwordHash: try PasswordHasher().hash(password), now: now)
         } else {
             throw ConfigurationError(

@@ -28,13 +28,14 @@ public enum ServerRunner {
         return candidates.first(where: hasMigrations)
     }
 
-    /// The migrator for the configured folder.
+    /// The migrator for the configured folder, with the Swift steps that complete some migrations
+    /// (`EmailKeyMigration.step`).
     /// - Throws: `ConfigurationError` when no folder is found; `Migrator`'s errors for a bad file.
     public static func migrator(configured: String?) throws -> Migrator {
         guard let directory = sqlDirectory(configured: configured) else {
             throw ConfigurationError(key: "ZEVAUTH_SQL_DIR", problem: "no sql/ folder of migrations was found; set it")
         }
-        return try Migrator(directory: directory)
+        return try Migrator(directory: directory, steps: [EmailKeyMigration.step])
     }
 
     /// Serves until SIGINT or SIGTERM, then stops accepting, lets in-flight requests finish (up to 10 s),

@@ -16,6 +16,8 @@ struct SignInFlow: Sendable {
     /// Codes expire 60 seconds after issue (PRODUCT.md, "Codes work once and expire 60 seconds after issue").
     static let codeLifetimeSeconds: Double = 60
     static let genericCredentialsMessage = "The email or password is incorrect."
+    /// What a sign-in form says when the email is not an address this server accepts.
+    static let invalidEmailMessage = "Enter a valid email address."
 
     private var store: PostgresStore { context.store }
 
@@ -119,6 +121,10 @@ struct SignInFlow: Sendable {
             return Pages.signIn(
                 requestID: pending.record.id, csrf: pending.csrf, appName: pending.environment.projectName,
                 email: email, error: Self.genericCredentialsMessage, status: 401)
+        case .invalidEmail:
+            return Pages.signIn(
+                requestID: pending.record.id, csrf: pending.csrf, appName: pending.environment.projectName,
+                email: email, error: Self.invalidEmailMessage, status: 400)
         case .ok(let found):
             user = found
         }
@@ -313,6 +319,13 @@ struct SignInFlow: Sendable {
 }
 
 /// A broken invariant inside the server (never a bad input): answered 500 and logged by kind.
-enum ServerFailure: Error {
+enum ServerFailure: Error, CustomStringConvertible {
     case inconsistent(String)
+
+    /// A sentence for the log or the console, never the case name.
+    var description: String {
+        switch self {
+        case .inconsistent(let what): "The stored data is inconsistent: \(what)."
+        }
+    }
 }

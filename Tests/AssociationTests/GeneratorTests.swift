@@ -61,6 +61,7 @@ import Testing
             guard case .tooLarge(let size, let limit) = error else { return }
             #expect(limit == 131_072)
             #expect(size > limit)
+            #expect(error.explanation == "it would be \(size) bytes, over the 131072 bytes Apple reads")
         }
     }
 

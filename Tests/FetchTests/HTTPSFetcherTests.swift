@@ -166,6 +166,21 @@ import Testing
         #expect(try server.saw(path) == false)
     }
 
+    @Test(arguments: ["::ffff:0:7f00:1", "::ffff:127.0.0.1", "64:ff9b::7f00:1", "2002:7f00:1::1", "::1"])
+    func refusesAnIPv6FormOfLoopbackAndNeverConnects(address: String) throws {
+        var configuration = server.configuration()
+        configuration.allowPrivate = false
+        configuration.resolve = [ResolveOverride(host: "assoc.test", port: server.goodPort, address: address)]
+        let path = "/refused-\(UUID().uuidString)"
+        let result = fetch(path, configuration: configuration)
+        guard case .failure(.addressRefused(let message)) = result else {
+            Issue.record("expected addressRefused for \(address), got \(result)")
+            return
+        }
+        #expect(message.hasPrefix("assoc.test resolves only to refused addresses: "))
+        #expect(try server.saw(path) == false)
+    }
+
     @Test func refusesALoopbackAddressFromTheResolver() {
         // A numeric host goes through getaddrinfo without any DNS query.
         let result = HTTPSFetcher(configuration: OutboundConfiguration()).get(

@@ -1,0 +1,85 @@
+import Foundation
+import Postgres
+
+/// One account as the email-key recomputation sees it (docs/operations.md, "Accounts that share an address").
+public struct EmailKeyRow: Sendable, Equatable {
+    /// The account id (a UUID).
+    public let id: String
+    /// The address as typed.
+    public let email: String
+    /// The stored key, or nil for an account that has none.
+    public let key: String?
+    /// The rule that computed `key` (`users.email_key_rule`).
+    public let rule: Int
+    /// Whether the account is closed.
+    public let closed: Bool
+    /// When the account was created; earlier accounts keep a shared key.
+    public let createdAt: Date
+
+    /// Creates a row (the store reads them; tests build them).
+    public init(id: String, email: String, key: String?, rule: Int, closed: Bool, createdAt: Date) {
+        self.id = id
+        self.email = email
+        self.key = key
+        self.rule = rule
+        self.closed = closed
+        self.createdAt = createdAt
+    }
+}
+
+extension PostgresStore {
+    /// The number of the email-key rule that keys written now follow (`users.email_key_rule`); the rule
+    /// itself is the server's `EmailAddress`. Rows with a smaller number are recomputed by `zevauth migrate`.
+    public static let emailKeyRule = 1
+
+    /// Whether the recomputation has anything to look at: a key from an earlier rule, or an open account
+    /// without a key.
+    public static func emailKeysNeedWork(_ connection: PostgresConnection) throws -> Bool {
+        try connection.query(
+            """
+            SELECT EXISTS (
+                SELECT 1 FROM users WHERE email_key_rule < $1::smallint OR (email_normalized IS NULL AND closed_at IS NULL)
+            ) AS work
+            """, [String(emailKeyRule)]
+        ).rows[0].bool("work")
+    }
+
+    /// Every account, oldest first, locked against concurrent key changes until the transaction ends.
+    public static func emailKeyRows(_ connection: PostgresConnection) throws -> [EmailKeyRow] {
+        try connection.query(
+            """
+            SELECT id, email, email_normalized, email_key_rule, closed_at IS NOT NULL AS closed, created_at
+            FROM users ORDER BY created_at, id FOR UPDATE
+            """
+        ).rows.map { row in
+            EmailKeyRow(
+                id: try row.string("id"), email: try row.string("email"), key: row["email_normalized"], rule: try row.int("email_key_rule"),
+                closed: try row.bool("closed"), createdAt: try row.date("created_at"))
+        }
+    }
+
+    /// Writes recomputed keys: first clears every key that changes, then sets the new ones, so no statement
+    /// ever meets a unique violation midway; then marks `recomputed` rows as computed by the current rule.
+    /// - Parameters:
+    ///   - changes: account ids and their new key (nil: no key).
+    ///   - recomputed: ids of accounts whose key the current rule computed (changed or not).
+    public static func writeEmailKeys(_ connection: PostgresConnection, changes: [(id: String, key: String?)], recomputed: [String]) throws
+    {
+        for change in changes {
+            try connection.query("UPDATE users SET email_normalized = NULL WHERE id = $1::uuid", [change.id])
+        }
+        for change in changes {
+            guard let key = change.key else { continue }
+            try connection.query("UPDATE users SET email_normalized = $2 WHERE id = $1::uuid", [change.id, key])
+        }
+        // UUIDs need no quoting inside an array literal.
+        var start = 0
+        while start < recomputed.count {
+            let chunk = recomputed[start..<min(start + 500, recomputed.count)]
+            try connection.query(
+                "UPDATE users SET email_key_rule = $1::smallint WHERE id = ANY($2::uuid[])",
+                [String(emailKeyRule), "{" + chunk.joined(separator: ",") + "}"])
+            start += 500
+        }
+    }
+}

@@ -1,0 +1,72 @@
+import Foundation
+import IDNA
+
+/// An email address as a ZevID account's login, parsed once at the edge (docs/protocol.md, "Email
+/// addresses").
+///
+/// `typed` is what the person entered (trimmed), kept for display and for sending; `key` is the form under
+/// which the address is unique and looked up:
+/// - the local part in Unicode NFKC, case-folded (full Unicode case folding), then NFKC again so the key is
+///   stable (`ａda` and `ADA` become `ada`, `ß` becomes `ss`);
+/// - the domain converted to its ASCII (A-label) form by IDNA (UTS #46, nontransitional, STD3 rules) and
+///   lower-cased (`Bücher.example` becomes `xn--bcher-kva.example`).
+///
+/// So `Ada@Bücher.example`, `ada@xn--bcher-kva.example` and `ａda@bücher.example` share one key.
+public struct EmailAddress: Sendable, Equatable {
+    /// The address as typed (surrounding spaces removed).
+    public let typed: String
+    /// The normalised form; unique across the deployment.
+    public let key: String
+
+    /// Parses an address.
+    ///
+    /// - Parameter text: the address as entered; surrounding spaces are ignored.
+    /// - Returns: nil when it is not an address this server accepts: not exactly one `@`, an empty side, more
+    ///   than 254 bytes, a whitespace, control, format, private-use or unassigned code point, a domain without
+    ///   a dot or with an empty label, or a domain IDNA refuses (answered as `invalid_request`).
+    public init?(_ text: String) {
+        let typed = text.trimmingCharacters(in: .whitespaces)
+        let parts = typed.split(separator: "@", omittingEmptySubsequences: false)
+        guard typed.utf8.count <= 254, parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty,
+            !typed.unicodeScalars.contains(where: Self.isRefused)
+        else { return nil }
+        let local = Self.foldedLocalPart(String(parts[0]))
+        guard !local.isEmpty, !local.unicodeScalars.contains(where: Self.isRefused), let domain = Self.asciiDomain(String(parts[1]))
+        else { return nil }
+        self.typed = typed
+        self.key = local + "@" + domain
+    }
+
+    /// NFKC, full case folding, NFKC: the `NFKC_Casefold` shape of Unicode's identifier rules, through
+    /// Foundation (ICU underneath), not a table of our own.
+    static func foldedLocalPart(_ local: String) -> String {
+        local.precomposedStringWithCompatibilityMapping
+            .folding(options: [.caseInsensitive], locale: nil)
+            .precomposedStringWithCompatibilityMapping
+    }
+
+    /// The A-label form of a mail domain: IDNA's conversion, then at least two labels, none empty, the last
+    /// not all digits (an IPv4 literal), at most 253 bytes. UTS #46 §2.3 treats the ideographic and fullwidth
+    /// full stops (U+3002, U+FF0E, U+FF61) as label separators; they become `.` first.
+    static func asciiDomain(_ domain: String) -> String? {
+        let separated = String(String.UnicodeScalarView(domain.unicodeScalars.map { Self.labelSeparators.contains($0) ? "." : $0 }))
+        guard let ascii = IDNA.toASCII(separated), ascii.utf8.count <= 253 else { return nil }
+        let labels = ascii.split(separator: ".", omittingEmptySubsequences: false)
+        guard labels.count >= 2, labels.allSatisfy({ !$0.isEmpty }), let last = labels.last,
+            !last.utf8.allSatisfy({ (0x30...0x39).contains($0) })
+        else { return nil }
+        return ascii
+    }
+
+    private static let labelSeparators: Set<Unicode.Scalar> = ["\u{3002}", "\u{FF0E}", "\u{FF61}"]
+
+    /// Code points no address may carry: whitespace, controls (NUL included), format characters (invisible,
+    /// such as U+200B), private-use, surrogates and unassigned code points.
+    static func isRefused(_ scalar: Unicode.Scalar) -> Bool {
+        if scalar.properties.isWhitespace { return true }
+        switch scalar.properties.generalCategory {
+        case .control, .format, .privateUse, .surrogate, .unassigned: return true
+        default: return false
+        }
+    }
+}
