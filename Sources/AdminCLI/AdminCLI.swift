@@ -424,7 +424,9 @@ public struct AdminCLI {
         while server.hasSuffix("/") { server.removeLast() }
         let operatorToken = flags.one("--operator-token") ?? environment["ZEVAUTH_OPERATOR_TOKEN"]
         let secretKey = flags.one("--secret-key") ?? environment["ZEVAUTH_SECRET_KEY"]
-        let credential = preferred == .operator ? (operatorToken ?? secretKey) : (secretKey ?? operatorToken)
+        // An operator command never falls back to a secret key (with one, `domain verify` would fetch the
+        // token instead of marking the domain); a secret-key command shows the server's 403 for the operator's.
+        let credential = preferred == .operator ? operatorToken : (secretKey ?? operatorToken)
         guard let credential, !credential.isEmpty else {
             let wanted = preferred == .operator ? "--operator-token or ZEVAUTH_OPERATOR_TOKEN" : "--secret-key or ZEVAUTH_SECRET_KEY"
             writeError("zevauth: this command needs \(wanted).")

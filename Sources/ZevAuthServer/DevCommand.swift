@@ -89,11 +89,14 @@ public enum DevCommand {
     /// date with the configuration in effect (issuer, an operator token given by `ZEVAUTH_OPERATOR_TOKEN`,
     /// the project id) and writes it back, mode 0600.
     /// - Throws: store errors; `ConfigurationError` when the demo account exists without its `dev.json`.
-    static func prepareSeed(store: PostgresStore, devFile: URL, configuration: ServerConfiguration) throws -> DevFile {
+    /// - Parameter demoEmail: the demo account's address (tests pass their own: the suite shares one database).
+    static func prepareSeed(
+        store: PostgresStore, devFile: URL, configuration: ServerConfiguration, demoEmail: String = "demo@zevauth.test"
+    ) throws -> DevFile {
         var seed = try? JSONDecoder().decode(DevFile.self, from: Data(contentsOf: devFile))
         var environment = try seed.flatMap { try store.environment(publishableKey: $0.development.publishableKey) }
         if environment == nil {
-            seed = try seedDemo(store: store, issuer: configuration.issuer)  // none yet, or the database was reset
+            seed = try seedDemo(store: store, issuer: configuration.issuer, email: demoEmail)  // none yet, or the database was reset
             environment = try seed.flatMap { try store.environment(publishableKey: $0.development.publishableKey) }
         }
         guard var seed, let environment else { throw ServerFailure.inconsistent("no demo seed") }
