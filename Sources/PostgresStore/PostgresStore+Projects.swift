@@ -3,8 +3,11 @@ import Postgres
 
 /// A project as the operator's list shows it: no secret, only the publishable keys (which ship in apps).
 public struct ProjectRecord: Sendable, Equatable {
+    /// The project's id (a UUID).
     public let id: String
+    /// The name given at creation (1–200 characters).
     public let name: String
+    /// When the project was created.
     public let createdAt: Date
     /// The development environment's `pk_test_…`.
     public let developmentPublishableKey: String

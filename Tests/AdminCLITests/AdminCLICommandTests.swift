@@ -93,6 +93,12 @@ import ZevAuthTesting
             "POST", "/v1/admin/users/search", headers: [("Authorization", "Bearer \(fixture.developmentSecret)")],
             body: Array(#"{"email":"a@example.com"}"#.utf8))
         #expect(withKey.status == 403)
+        // A NUL never reaches PostgreSQL: it is the field's ordinary 400.
+        let nul = try server.client.send(
+            "POST", "/v1/admin/users/search", headers: [("Authorization", "Bearer \(TestServer.operatorToken)")],
+            body: Array(#"{"email":"a\u0000b@example.com"}"#.utf8))
+        #expect(nul.status == 400)
+        #expect(nul.json["error"] as? String == "invalid_request")
     }
 
     @Test func userCloseClosesTheAccountOnce() throws {
