@@ -2,18 +2,14 @@ import Encoding
 import Fetch
 import Foundation
 
-/// The day-to-day admin commands of `zevauth` (issue 5, item 5), talking to a running server's admin API
-/// (PRODUCT.md "Admin API") through ``HTTPClient``:
-///
-/// - `project create --name N` (operator token)
-/// - `user create --email E --name N [--password P | --password-stdin]` (operator token; prompts when neither)
-/// - `callback add --uri U` (secret key)
-/// - `app add ios --bundle-id B --team-id T` / `app add android --package-name P --fingerprint F [--fingerprint F …]` (secret key)
-/// - `app check ID` (secret key)
+/// The admin commands of `zevauth`, talking to a running server's admin API (docs/openapi.yaml) through
+/// ``HTTPClient``. Every command is one row of ``AdminCLI/commands``: its words, operand, flags, credential
+/// and what it sends; the usage and each command's `--help` are generated from that table.
 ///
 /// Common flags: `--server URL` (else `ZEVAUTH_ISSUER`), `--operator-token T` (else `ZEVAUTH_OPERATOR_TOKEN`),
 /// `--secret-key K` (else `ZEVAUTH_SECRET_KEY`), `--json` (print the server's JSON answer instead of a table).
-/// A server error prints its `error` and `error_description` and exits 1; a bad command line exits 2.
+/// A server error prints one sentence with its `error` and `error_description` and exits 1; a bad command
+/// line exits 2; `--help` prints the usage of the commands named so far and exits 0.
 public struct AdminCLI {
     /// The client used for every call.
     public let client: HTTPClient
@@ -38,22 +34,268 @@ public struct AdminCLI {
         self.readPassword = readPassword
     }
 
-    /// The usage text.
-    public static let usage = """
-        admin commands (talk to a running server's admin API):
-          zevauth project create --name NAME                                   operator token
-          zevauth user create --email EMAIL --name NAME [--password P | --password-stdin]   operator token
-          zevauth callback add --uri URI                                       secret key
-          zevauth app add ios --bundle-id ID --team-id TEAM                    secret key
-          zevauth app add android --package-name PKG --fingerprint SHA256 [--fingerprint …]   secret key
-          zevauth app check APP_ID                                             secret key
-        common flags: --server URL (ZEVAUTH_ISSUER)  --operator-token T (ZEVAUTH_OPERATOR_TOKEN)
-                      --secret-key sk_… (ZEVAUTH_SECRET_KEY)  --json
+    // MARK: The command table
 
+    /// Which credential a call needs.
+    enum Credential: String { case `operator` = "operator token", secretKey = "secret key" }
+
+    /// A flag of one command: `--name VALUE`, repeatable when `repeats`.
+    struct Option {
+        let name: String
+        let placeholder: String
+        var repeats = false
+        var required = true
+    }
+
+    /// What a command sends, decided from its parsed command line.
+    struct Call {
+        let method: HTTPClientRequest.Method
+        let path: String
+        var body: [String: Any]? = nil
+        let render: ([String: Any]) -> String
+    }
+
+    /// One admin command.
+    struct Command {
+        /// The words after `zevauth`, e.g. `["app", "add", "ios"]`.
+        let words: [String]
+        /// The positional operand (`APP_ID`), if the command takes one.
+        var operand: String? = nil
+        var options: [Option] = []
+        let credential: Credential
+        let summary: String
+        /// Builds the call; throws for a command line the table cannot check alone.
+        let call: (Invocation) throws(UsageError) -> Call
+
+        /// `zevauth app show APP_ID`, then the flags.
+        var synopsis: String {
+            var parts = ["zevauth"] + words
+            if let operand { parts.append(operand) }
+            for option in options {
+                let flag = "\(option.name) \(option.placeholder)" + (option.repeats ? " [\(option.name) …]" : "")
+                parts.append(option.required ? flag : "[\(flag)]")
+            }
+            return parts.joined(separator: " ")
+        }
+    }
+
+    /// A parsed command line of one command.
+    struct Invocation {
+        let flags: Flags
+        /// The checked operand (letters, digits, `-._~` only, so it is safe in a path).
+        let operand: String?
+        func value(_ name: String) -> String? { flags.one(name) }
+        func required(_ name: String) throws(UsageError) -> String { try flags.required(name) }
+        func values(_ name: String) -> [String] { flags.values[name] ?? [] }
+        /// `?cursor=&limit=` of a list call, from `--cursor` and `--limit`.
+        var paging: String {
+            let pairs = [("cursor", value("--cursor")), ("limit", value("--limit"))].compactMap { name, value in value.map { (name, $0) } }
+            return pairs.isEmpty ? "" : "?" + FormURLEncoding.encode(pairs)
+        }
+        var id: String { operand ?? "" }
+    }
+
+    static let pagingOptions = [
+        Option(name: "--limit", placeholder: "N", required: false), Option(name: "--cursor", placeholder: "CURSOR", required: false),
+    ]
+
+    /// The settings `settings set` may change, as flag → JSON field (docs/openapi.yaml, `/v1/admin/settings`).
+    static let settingFlags: [(flag: String, field: String)] = [
+        ("--session-max-age-days", "sessionMaxAgeDays"), ("--session-idle-days", "sessionIdleDays"),
+        ("--access-token-ttl-minutes", "accessTokenTtlMinutes"), ("--refresh-reuse-grace-seconds", "refreshReuseGraceSeconds"),
+    ]
+
+    /// Every admin command, in usage order.
+    static var commands: [Command] {
+        [
+            Command(
+                words: ["project", "create"], options: [Option(name: "--name", placeholder: "NAME")], credential: .operator,
+                summary: "create a project and print both environments' keys; the secret keys are shown only now"
+            ) { invocation throws(UsageError) in
+                Call(method: .post, path: "/v1/admin/projects", body: ["name": try invocation.required("--name")], render: Render.project)
+            },
+            Command(
+                words: ["project", "list"], options: pagingOptions, credential: .operator, summary: "list the deployment's projects"
+            ) { invocation in
+                Call(method: .get, path: "/v1/admin/projects" + invocation.paging, render: Render.projects)
+            },
+            Command(
+                words: ["user", "create"],
+                options: [
+                    Option(name: "--email", placeholder: "EMAIL"), Option(name: "--name", placeholder: "NAME"),
+                    Option(name: "--password", placeholder: "P", required: false),
+                ],
+                credential: .operator, summary: "create a ZevID account (the password from --password, --password-stdin or a prompt)"
+            ) { invocation throws(UsageError) in
+                // The password is read by `run` (it needs the CLI's reader); here only the fields.
+                Call(
+                    method: .post, path: "/v1/admin/users",
+                    body: ["email": try invocation.required("--email"), "name": try invocation.required("--name")], render: Render.object)
+            },
+            Command(
+                words: ["user", "list"], options: [Option(name: "--email", placeholder: "EMAIL")], credential: .operator,
+                summary: "find the account with this email (compared as the server normalises addresses)"
+            ) { invocation throws(UsageError) in
+                Call(
+                    method: .post, path: "/v1/admin/users/search", body: ["email": try invocation.required("--email")], render: Render.users
+                )
+            },
+            Command(
+                words: ["user", "close"], operand: "USER_ID", credential: .operator, summary: "close an account and end all its sessions"
+            ) { invocation in
+                Call(method: .post, path: "/v1/admin/users/\(invocation.id)/close", body: [:], render: Render.object)
+            },
+            Command(
+                words: ["domain", "add"], operand: "DOMAIN", credential: .secretKey,
+                summary: "add a project domain; prints the token to publish"
+            ) { invocation in
+                Call(method: .post, path: "/v1/admin/domains", body: ["domain": invocation.id], render: Render.domain)
+            },
+            Command(words: ["domain", "list"], credential: .secretKey, summary: "list the project's domains") { _ in
+                Call(method: .get, path: "/v1/admin/domains", render: Render.domains)
+            },
+            Command(
+                words: ["domain", "verify"], operand: "DOMAIN", credential: .secretKey,
+                summary: "fetch the published token and mark the domain verified"
+            ) { invocation in
+                Call(method: .post, path: "/v1/admin/domains/\(invocation.id)/verify", body: [:], render: Render.object)
+            },
+            Command(
+                words: ["domain", "mark-hosted"], operand: "DOMAIN", options: [Option(name: "--project-id", placeholder: "ID")],
+                credential: .operator, summary: "mark a domain verified and served by this deployment"
+            ) { invocation throws(UsageError) in
+                Call(
+                    method: .post, path: "/v1/admin/domains/\(invocation.id)/verify",
+                    body: ["projectId": try invocation.required("--project-id"), "hosted": true], render: Render.object)
+            },
+            Command(
+                words: ["callback", "add"], options: [Option(name: "--uri", placeholder: "URI")], credential: .secretKey,
+                summary: "register a redirect URI"
+            ) { invocation throws(UsageError) in
+                Call(method: .post, path: "/v1/admin/callbacks", body: ["uri": try invocation.required("--uri")], render: Render.object)
+            },
+            Command(
+                words: ["callback", "list"], options: pagingOptions, credential: .secretKey, summary: "list the registered redirect URIs"
+            ) {
+                invocation in
+                Call(method: .get, path: "/v1/admin/callbacks" + invocation.paging, render: Render.callbacks)
+            },
+            Command(words: ["callback", "remove"], operand: "CALLBACK_ID", credential: .secretKey, summary: "remove a redirect URI") {
+                invocation in
+                Call(method: .delete, path: "/v1/admin/callbacks/\(invocation.id)", render: { _ in "removed callback \(invocation.id)" })
+            },
+            Command(
+                words: ["app", "add", "ios"],
+                options: [Option(name: "--bundle-id", placeholder: "ID"), Option(name: "--team-id", placeholder: "TEAM")],
+                credential: .secretKey, summary: "register an iOS app; prints its first link check"
+            ) { invocation throws(UsageError) in
+                Call(
+                    method: .post, path: "/v1/admin/apps",
+                    body: [
+                        "platform": "ios", "bundleId": try invocation.required("--bundle-id"),
+                        "teamId": try invocation.required("--team-id"),
+                    ],
+                    render: Render.app)
+            },
+            Command(
+                words: ["app", "add", "android"],
+                options: [
+                    Option(name: "--package-name", placeholder: "PKG"), Option(name: "--fingerprint", placeholder: "SHA256", repeats: true),
+                ],
+                credential: .secretKey, summary: "register an Android app; prints its first link check"
+            ) { invocation throws(UsageError) in
+                let fingerprints = invocation.values("--fingerprint")
+                guard !fingerprints.isEmpty else {
+                    throw UsageError(message: "--fingerprint is required (repeat it for each signing certificate)")
+                }
+                return Call(
+                    method: .post, path: "/v1/admin/apps",
+                    body: [
+                        "platform": "android", "packageName": try invocation.required("--package-name"),
+                        "sha256CertFingerprints": fingerprints,
+                    ],
+                    render: Render.app)
+            },
+            Command(words: ["app", "list"], options: pagingOptions, credential: .secretKey, summary: "list the environment's apps") {
+                invocation in
+                Call(method: .get, path: "/v1/admin/apps" + invocation.paging, render: Render.apps)
+            },
+            Command(words: ["app", "show"], operand: "APP_ID", credential: .secretKey, summary: "show an app and its link state") {
+                invocation in
+                Call(method: .get, path: "/v1/admin/apps/\(invocation.id)", render: Render.app)
+            },
+            Command(words: ["app", "remove"], operand: "APP_ID", credential: .secretKey, summary: "remove an app") { invocation in
+                Call(method: .delete, path: "/v1/admin/apps/\(invocation.id)", render: { _ in "removed app \(invocation.id)" })
+            },
+            Command(words: ["app", "check"], operand: "APP_ID", credential: .secretKey, summary: "check the app's link again now") {
+                invocation in
+                Call(method: .post, path: "/v1/admin/apps/\(invocation.id)/check", body: [:], render: Render.check)
+            },
+            Command(
+                words: ["association-files"], options: [Option(name: "--domain", placeholder: "DOMAIN")], credential: .secretKey,
+                summary: "show the association files generated for a domain"
+            ) { invocation throws(UsageError) in
+                Call(
+                    method: .get,
+                    path: "/v1/admin/association-files?" + FormURLEncoding.encode([("domain", try invocation.required("--domain"))]),
+                    render: Render.associationFiles)
+            },
+            Command(
+                words: ["keys", "create"], credential: .secretKey,
+                summary: "create a secret key (shown only now); the old one works until revoked"
+            ) {
+                _ in
+                Call(method: .post, path: "/v1/admin/keys", body: [:], render: Render.object)
+            },
+            Command(words: ["keys", "list"], options: pagingOptions, credential: .secretKey, summary: "list the environment's secret keys")
+            {
+                invocation in
+                Call(method: .get, path: "/v1/admin/keys" + invocation.paging, render: Render.keys)
+            },
+            Command(words: ["keys", "revoke"], operand: "KEY_ID", credential: .secretKey, summary: "revoke a secret key") { invocation in
+                Call(method: .delete, path: "/v1/admin/keys/\(invocation.id)", render: { _ in "revoked key \(invocation.id)" })
+            },
+            Command(words: ["settings", "show"], credential: .secretKey, summary: "show the environment's session settings") { _ in
+                Call(method: .get, path: "/v1/admin/settings", render: Render.object)
+            },
+            Command(
+                words: ["settings", "set"], options: settingFlags.map { Option(name: $0.flag, placeholder: "N", required: false) },
+                credential: .secretKey, summary: "change session settings (at least one flag)"
+            ) { invocation throws(UsageError) in
+                var body: [String: Any] = [:]
+                for (flag, field) in settingFlags {
+                    guard let text = invocation.value(flag) else { continue }
+                    guard let number = Int(text) else { throw UsageError(message: "\(flag) takes a whole number") }
+                    body[field] = number
+                }
+                guard !body.isEmpty else { throw UsageError(message: "settings set needs at least one setting flag") }
+                return Call(method: .patch, path: "/v1/admin/settings", body: body, render: Render.object)
+            },
+        ]
+    }
+
+    // MARK: Usage
+
+    /// The flags every admin command takes.
+    static let commonUsage = """
+        common flags: --server URL (ZEVAUTH_ISSUER)  --operator-token T (ZEVAUTH_OPERATOR_TOKEN)
+                      --secret-key sk_… (ZEVAUTH_SECRET_KEY)  --json (the server's JSON instead of a table)  --help
         """
 
+    /// The usage of the commands whose words start with `prefix` (all of them for `[]`).
+    static func usage(for prefix: [String]) -> String {
+        let chosen = commands.filter { Array($0.words.prefix(prefix.count)) == prefix }
+        let lines = chosen.map { "  \($0.synopsis)\n      \($0.summary) (\($0.credential.rawValue))" }
+        return "admin commands (talk to a running server's admin API):\n" + lines.joined(separator: "\n") + "\n" + commonUsage + "\n"
+    }
+
+    /// The usage text of every admin command.
+    public static var usage: String { usage(for: []) }
+
     /// Whether `command` (the first argument of `zevauth`) is an admin command.
-    public static func handles(_ command: String?) -> Bool { ["project", "user", "callback", "app"].contains(command ?? "") }
+    public static func handles(_ command: String?) -> Bool { commands.contains { $0.words.first == command } }
+
+    // MARK: Parsing
 
     /// A command-line problem (exit 2).
     struct UsageError: Error { let message: String }
@@ -64,7 +306,8 @@ public struct AdminCLI {
         var switches: Set<String> = []
         var positional: [String] = []
 
-        static let switchNames: Set<String> = ["--json", "--password-stdin"]
+        static let switchNames: Set<String> = ["--json", "--password-stdin", "--help", "-h"]
+        static let common: Set<String> = ["--server", "--operator-token", "--secret-key"]
 
         init(_ arguments: [String]) throws(UsageError) {
             var index = 0
@@ -90,107 +333,114 @@ public struct AdminCLI {
             return value
         }
 
-        func only(_ allowed: Set<String>) throws(UsageError) {
-            let common: Set<String> = ["--server", "--operator-token", "--secret-key"]
-            for name in values.keys where !allowed.contains(name) && !common.contains(name) {
-                throw UsageError(message: "unknown option \(name)")
-            }
-        }
+        var wantsHelp: Bool { switches.contains("--help") || switches.contains("-h") }
     }
 
-    /// Which credential a call prefers.
-    enum Credential { case `operator`, secretKey }
+    /// The command the positional words name (the longest match), with the words left over.
+    static func command(for words: [String]) -> (Command, rest: [String])? {
+        commands.filter { Array(words.prefix($0.words.count)) == $0.words }.max { $0.words.count < $1.words.count }
+            .map { ($0, Array(words.dropFirst($0.words.count))) }
+    }
+
+    // MARK: Running
 
     /// Runs one admin command.
     /// - Parameter arguments: the arguments after `zevauth`, e.g. `["project", "create", "--name", "Acme"]`.
-    /// - Returns: 0 on success, 1 when the server refused or could not be reached, 2 for a bad command line.
+    /// - Returns: 0 on success (and for `--help`), 1 when the server refused or could not be reached, 2 for a
+    ///   bad command line.
     public func run(_ arguments: [String]) -> Int32 {
-        do {
-            let flags = try Flags(arguments)
-            return try dispatch(flags)
+        let flags: Flags
+        do { flags = try Flags(arguments) } catch {
+            writeError("zevauth: \(error.message).\n" + Self.usage)
+            return 2
+        }
+        guard let (command, rest) = Self.command(for: flags.positional) else {
+            let known = flags.positional.prefix { word in Self.commands.contains { $0.words.contains(word) } }
+            if flags.wantsHelp {
+                write(Self.usage(for: Array(known)))
+                return 0
+            }
+            writeError(
+                "zevauth: there is no admin command \"\(flags.positional.prefix(2).joined(separator: " "))\".\n"
+                    + Self.usage(for: Array(known.prefix(1))))
+            return 2
+        }
+        if flags.wantsHelp {
+            write(Self.usage(for: command.words))
+            return 0
+        }
+        do throws(UsageError) {
+            let invocation = try Self.check(command, flags: flags, rest: rest)
+            var call = try command.call(invocation)
+            if command.words == ["user", "create"] {
+                guard let password = flags.one("--password") ?? readPassword(flags.switches.contains("--password-stdin")),
+                    !password.isEmpty
+                else {
+                    throw UsageError(message: "a password is required (--password, --password-stdin, or type it at the prompt)")
+                }
+                call.body?["password"] = password
+            }
+            return send(call, flags: flags, credential: command.credential)
         } catch {
-            writeError("zevauth: \(error.message)\n" + Self.usage)
+            writeError("zevauth: \(error.message).\n" + Self.usage(for: command.words))
             return 2
         }
     }
 
-    private func dispatch(_ flags: Flags) throws(UsageError) -> Int32 {
-        let words = flags.positional
-        switch (words.first, words.dropFirst().first) {
-        case ("project", "create"):
-            try flags.only(["--name"])
-            return call(.post, "/v1/admin/projects", ["name": try flags.required("--name")], flags, .operator, render: Render.project)
-        case ("user", "create"):
-            try flags.only(["--email", "--name", "--password"])
-            let email = try flags.required("--email")
-            let name = try flags.required("--name")
-            guard let password = flags.one("--password") ?? readPassword(flags.switches.contains("--password-stdin")), !password.isEmpty
-            else {
-                throw UsageError(message: "a password is required (--password, --password-stdin, or type it at the prompt)")
-            }
-            return call(
-                .post, "/v1/admin/users", ["email": email, "name": name, "password": password], flags, .operator, render: Render.object)
-        case ("callback", "add"):
-            try flags.only(["--uri"])
-            return call(.post, "/v1/admin/callbacks", ["uri": try flags.required("--uri")], flags, .secretKey, render: Render.object)
-        case ("app", "add"):
-            switch words.dropFirst(2).first {
-            case "ios":
-                try flags.only(["--bundle-id", "--team-id"])
-                let body = ["platform": "ios", "bundleId": try flags.required("--bundle-id"), "teamId": try flags.required("--team-id")]
-                return call(.post, "/v1/admin/apps", body, flags, .secretKey, render: Render.app)
-            case "android":
-                try flags.only(["--package-name", "--fingerprint"])
-                let fingerprints = flags.values["--fingerprint"] ?? []
-                guard !fingerprints.isEmpty else {
-                    throw UsageError(message: "--fingerprint is required (repeat it for each signing certificate)")
-                }
-                let body: [String: Any] = [
-                    "platform": "android", "packageName": try flags.required("--package-name"), "sha256CertFingerprints": fingerprints,
-                ]
-                return call(.post, "/v1/admin/apps", body, flags, .secretKey, render: Render.app)
-            default:
-                throw UsageError(message: "app add takes ios or android")
-            }
-        case ("app", "check"):
-            try flags.only([])
-            guard let id = words.dropFirst(2).first, !id.isEmpty, id.utf8.allSatisfy({ FormURLEncoding.isUnreserved($0) }) else {
-                throw UsageError(message: "app check takes the app's id")
-            }
-            return call(.post, "/v1/admin/apps/\(id)/check", [:], flags, .secretKey, render: Render.check)
-        default:
-            throw UsageError(message: "unknown admin command \(words.prefix(2).joined(separator: " "))")
+    /// Checks the flags and the operand against the command's row of the table.
+    static func check(_ command: Command, flags: Flags, rest: [String]) throws(UsageError) -> Invocation {
+        let allowed = Set(command.options.map(\.name)).union(Flags.common)
+        if let unknown = flags.values.keys.sorted().first(where: { !allowed.contains($0) }) {
+            throw UsageError(message: "\(command.words.joined(separator: " ")) has no option \(unknown)")
         }
+        if flags.switches.contains("--password-stdin") && command.words != ["user", "create"] {
+            throw UsageError(message: "only user create takes --password-stdin")
+        }
+        for option in command.options where !option.repeats && (flags.values[option.name]?.count ?? 0) > 1 {
+            throw UsageError(message: "\(option.name) is given twice")
+        }
+        let operand: String?
+        if let name = command.operand {
+            guard rest.count == 1, let word = rest.first, !word.isEmpty, word.utf8.allSatisfy({ FormURLEncoding.isUnreserved($0) }) else {
+                throw UsageError(message: "\(command.words.joined(separator: " ")) takes one \(name)")
+            }
+            operand = word
+        } else {
+            guard rest.isEmpty else {
+                let words = command.words.joined(separator: " ")
+                throw UsageError(message: "\(words) takes no word after it, but \"\(rest[0])\" was given")
+            }
+            operand = nil
+        }
+        return Invocation(flags: flags, operand: operand)
     }
 
     /// One admin call: the server, the credential, the JSON body; prints a table (or the JSON) or the error.
-    private func call(
-        _ method: HTTPClientRequest.Method, _ path: String, _ body: [String: Any], _ flags: Flags, _ preferred: Credential,
-        render: ([String: Any]) -> String
-    ) -> Int32 {
+    private func send(_ call: Call, flags: Flags, credential preferred: Credential) -> Int32 {
         guard var server = flags.one("--server") ?? environment["ZEVAUTH_ISSUER"], !server.isEmpty else {
-            writeError("zevauth: name the server with --server URL or ZEVAUTH_ISSUER")
+            writeError("zevauth: name the server with --server URL or ZEVAUTH_ISSUER.")
             return 2
         }
         while server.hasSuffix("/") { server.removeLast() }
         let operatorToken = flags.one("--operator-token") ?? environment["ZEVAUTH_OPERATOR_TOKEN"]
         let secretKey = flags.one("--secret-key") ?? environment["ZEVAUTH_SECRET_KEY"]
-        let credential = preferred == .operator ? (operatorToken ?? secretKey) : (secretKey ?? operatorToken)
+        // An operator command never falls back to a secret key (with one, `domain verify` would fetch the
+        // token instead of marking the domain); a secret-key command shows the server's 403 for the operator's.
+        let credential = preferred == .operator ? operatorToken : (secretKey ?? operatorToken)
         guard let credential, !credential.isEmpty else {
             let wanted = preferred == .operator ? "--operator-token or ZEVAUTH_OPERATOR_TOKEN" : "--secret-key or ZEVAUTH_SECRET_KEY"
-            writeError("zevauth: this command needs \(wanted)")
+            writeError("zevauth: this command needs \(wanted).")
             return 2
         }
-        let bytes = (try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])).map(Array.init) ?? []
+        var headers = [("Authorization", "Bearer \(credential)"), ("Accept", "application/json")]
+        var bytes: [UInt8] = []
+        if let body = call.body {
+            bytes = (try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])).map(Array.init) ?? []
+            headers.append(("Content-Type", "application/json"))
+        }
         let response: HTTPClientResponse
         do {
-            response = try client.send(
-                HTTPClientRequest(
-                    method, server + path,
-                    headers: [
-                        ("Authorization", "Bearer \(credential)"), ("Content-Type", "application/json"), ("Accept", "application/json"),
-                    ],
-                    body: bytes))
+            response = try client.send(HTTPClientRequest(call.method, server + call.path, headers: headers, body: bytes))
         } catch {
             writeError("zevauth: no answer from \(server): \(error.description)")
             return 1
@@ -198,14 +448,14 @@ public struct AdminCLI {
         let json = (try? JSONSerialization.jsonObject(with: Data(response.body))) as? [String: Any]
         guard (200..<300).contains(response.status) else {
             let code = json?["error"] as? String ?? "http_\(response.status)"
-            let description = json?["error_description"] as? String ?? "the server answered \(response.status)"
+            let description = json?["error_description"] as? String ?? "The server answered \(response.status)."
             writeError("zevauth: \(response.status) \(code): \(description)")
             return 1
         }
         if flags.switches.contains("--json") {
-            write(response.text)
+            write(response.body.isEmpty ? "{}" : response.text)
         } else {
-            write(render(json ?? [:]))
+            write(call.render(json ?? [:]))
         }
         return 0
     }
@@ -288,5 +538,90 @@ enum Render {
             out += "\n" + table([["PROBLEM", "MESSAGE"]] + problems.map { [text($0["code"]), text($0["message"])] })
         }
         return out
+    }
+
+    /// A list answer (`{"items": […], "nextCursor": …}`) as a table of `columns` (header, field), or
+    /// `empty` when there is no item; a following page is named with the `--cursor` that fetches it.
+    static func list(_ json: [String: Any], empty: String, _ columns: [(String, ([String: Any]) -> String)]) -> String {
+        let items = json["items"] as? [[String: Any]] ?? []
+        var out = items.isEmpty ? empty : table([columns.map(\.0)] + items.map { item in columns.map { $0.1(item) } })
+        if let next = json["nextCursor"] as? String, !next.isEmpty { out += "\nmore: repeat with --cursor \(next)" }
+        return out
+    }
+
+    static func field(_ name: String) -> ([String: Any]) -> String { { text($0[name]) } }
+
+    static func projects(_ json: [String: Any]) -> String {
+        list(
+            json, empty: "no projects",
+            [
+                ("ID", field("id")), ("NAME", field("name")), ("CREATED AT", field("createdAt")),
+                ("DEVELOPMENT KEY", { text(($0["development"] as? [String: Any])?["publishableKey"]) }),
+                ("PRODUCTION KEY", { text(($0["production"] as? [String: Any])?["publishableKey"]) }),
+            ])
+    }
+
+    static func users(_ json: [String: Any]) -> String {
+        list(
+            json, empty: "no account has this email",
+            [("ID", field("id")), ("EMAIL", field("email")), ("NAME", field("name")), ("CLOSED", field("closed"))])
+    }
+
+    static func callbacks(_ json: [String: Any]) -> String {
+        list(
+            json, empty: "no callbacks",
+            [("ID", field("id")), ("KIND", field("kind")), ("URI", field("uri")), ("CREATED AT", field("createdAt"))])
+    }
+
+    static func domains(_ json: [String: Any]) -> String {
+        list(
+            json, empty: "no domains",
+            [
+                ("DOMAIN", field("domain")), ("VERIFIED", field("verified")), ("HOSTED", field("hosted")),
+                ("TOKEN URL", field("verificationUrl")),
+            ])
+    }
+
+    /// A new domain, and what to publish where.
+    static func domain(_ json: [String: Any]) -> String {
+        object(json) + "\npublish the token as the whole body of \(text(json["verificationUrl"])), then run zevauth domain verify "
+            + text(json["domain"])
+    }
+
+    static func apps(_ json: [String: Any]) -> String {
+        list(
+            json, empty: "no apps",
+            [
+                ("ID", field("id")), ("PLATFORM", field("platform")),
+                ("APP", { text($0["appId"] ?? $0["packageName"]) }),
+                ("LINK", { text(($0["link"] as? [String: Any])?["status"]) }),
+            ])
+    }
+
+    static func keys(_ json: [String: Any]) -> String {
+        list(
+            json, empty: "no keys",
+            [
+                ("ID", field("id")), ("SUFFIX", { "…" + text($0["suffix"]) }), ("CREATED AT", field("createdAt")),
+                ("REVOKED AT", field("revokedAt")), ("CURRENT", field("current")),
+            ])
+    }
+
+    /// The two association files: the iOS app ids of `applinks` and the Android packages with their
+    /// certificate fingerprints.
+    static func associationFiles(_ json: [String: Any]) -> String {
+        var rows = [["FILE", "APP", "DETAIL"]]
+        let applinks = (json["appleAppSiteAssociation"] as? [String: Any])?["applinks"] as? [String: Any]
+        for detail in applinks?["details"] as? [[String: Any]] ?? [] {
+            let ids = detail["appIDs"] as? [Any] ?? [detail["appID"] as Any]
+            let components =
+                (detail["components"] as? [[String: Any]])?.map { text($0["/"]) } ?? (detail["paths"] as? [Any])?.map { text($0) }
+            for id in ids { rows.append(["apple-app-site-association", text(id), "paths " + (components ?? []).joined(separator: ", ")]) }
+        }
+        for statement in json["assetlinks"] as? [[String: Any]] ?? [] {
+            let target = statement["target"] as? [String: Any]
+            rows.append(["assetlinks.json", text(target?["package_name"]), text(target?["sha256_cert_fingerprints"])])
+        }
+        return rows.count == 1 ? "no app is listed for this domain (register apps and an https callback on it)" : table(rows)
     }
 }

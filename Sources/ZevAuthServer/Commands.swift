@@ -2,11 +2,54 @@ import Foundation
 import Postgres
 import PostgresStore
 
-/// The `serve` and `migrate` commands of the `zevauth` executable.
+/// The `serve` and `migrate` commands of the `zevauth` executable, and the usage text every command
+/// prints for `--help` (generated from `ConfigurationLoader.options`, so it lists every flag).
 public enum Commands {
-    /// `zevauth serve`: the configuration from the environment and flags, then `ServerRunner.serve`.
+    /// The release, printed by `zevauth --version`.
+    public static let version = "0.1.0"
+
+    /// Whether the arguments ask for the usage (`--help` or `-h` anywhere).
+    public static func asksForHelp(_ arguments: [String]) -> Bool {
+        arguments.contains("--help") || arguments.contains("-h")
+    }
+
+    /// One usage line per option: `  --flag VALUE   ZEVAUTH_VARIABLE  what it does`, aligned.
+    public static func optionLines(_ options: [ConfigurationOption]) -> String {
+        let left = options.map { "\($0.flag) \($0.placeholder)" }
+        let width = left.map(\.count).max() ?? 0
+        let middle = options.map { $0.variable ?? "" }
+        let middleWidth = middle.map(\.count).max() ?? 0
+        return zip(options, zip(left, middle)).map { option, columns in
+            "  " + columns.0.padding(toLength: width, withPad: " ", startingAt: 0) + "  "
+                + columns.1.padding(toLength: middleWidth, withPad: " ", startingAt: 0) + "  " + option.help
+        }.joined(separator: "\n")
+    }
+
+    /// The usage of `zevauth serve`.
+    public static var serveUsage: String {
+        """
+        usage: zevauth serve [--flag value | --flag=value …]
+          runs the server from the ZEVAUTH_* variables; each flag mirrors its variable and wins over it.
+        flags:
+        \(optionLines(ConfigurationLoader.options))
+        """
+    }
+
+    /// The usage of `zevauth migrate`.
+    public static var migrateUsage: String {
+        """
+        usage: zevauth migrate [--database-url URL] [--sql-dir DIR]
+          applies the sql/ migrations to ZEVAUTH_DATABASE_URL (idempotent).
+        flags:
+        \(optionLines(ConfigurationLoader.options.filter { ["--database-url", "--sql-dir"].contains($0.flag) }))
+        """
+    }
+
+    /// `zevauth serve`: the configuration from the environment and flags, then `ServerRunner.serve`;
+    /// `--help` prints `serveUsage` and returns.
     /// - Throws: `ConfigurationError` naming a missing or invalid key; startup errors.
-    public static func serve(arguments: [String]) throws {
+    public static func serve(arguments: [String], write: (String) -> Void = { print($0) }) throws {
+        if asksForHelp(arguments) { return write(serveUsage) }
         let configuration = try ConfigurationLoader.load(environment: ProcessInfo.processInfo.environment, arguments: arguments)
         let migrator = try ServerRunner.migrator(configured: configuration.sqlDirectory)
         let pool = PostgresPool(url: configuration.databaseURL, size: configuration.databasePoolSize)
@@ -15,14 +58,16 @@ public enum Commands {
     }
 
     /// `zevauth migrate`: needs only `ZEVAUTH_DATABASE_URL` (and optionally `ZEVAUTH_SQL_DIR`).
-    /// Prints each migration it applied and what its Swift steps report (account ids, never addresses).
-    public static func migrate(arguments: [String]) throws {
+    /// Prints each migration it applied and what its Swift steps report (account ids, never addresses);
+    /// `--help` prints `migrateUsage`.
+    public static func migrate(arguments: [String], write: (String) -> Void = { print($0) }) throws {
+        if asksForHelp(arguments) { return write(migrateUsage) }
         let values = try ConfigurationLoader.merged(environment: ProcessInfo.processInfo.environment, arguments: arguments)
         guard let url = values["ZEVAUTH_DATABASE_URL"], !url.isEmpty else {
             throw ConfigurationError(key: "ZEVAUTH_DATABASE_URL", problem: "is required")
         }
         let migrator = try ServerRunner.migrator(configured: values["ZEVAUTH_SQL_DIR"])
-        let applied = try ServerRunner.reachingDatabase { try migrator.apply(to: PostgresPool(url: url, size: 1)) { print($0) } }
-        print(applied.isEmpty ? "migrations: up to date" : applied.map { "applied \($0.version) \($0.name)" }.joined(separator: "\n"))
+        let applied = try ServerRunner.reachingDatabase { try migrator.apply(to: PostgresPool(url: url, size: 1)) { write($0) } }
+        write(applied.isEmpty ? "migrations: up to date" : applied.map { "applied \($0.version) \($0.name)" }.joined(separator: "\n"))
     }
 }

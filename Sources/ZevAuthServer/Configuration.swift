@@ -73,25 +73,88 @@ public struct ConfigurationError: Error, CustomStringConvertible, Sendable {
     }
 }
 
+/// One configuration key: the environment variable, the flag that mirrors it, and its usage line. The one
+/// table of keys (`ConfigurationLoader.options`) drives parsing for `serve`, `migrate` and `dev` and the
+/// usage text, so the two cannot drift apart (docs/operations.md, section 2).
+public struct ConfigurationOption: Sendable {
+    /// `ZEVAUTH_…`, or nil for a flag that has no variable (`dev --dir`).
+    public let variable: String?
+    /// `--…`.
+    public let flag: String
+    /// The value's placeholder in the usage, e.g. `URL`.
+    public let placeholder: String
+    /// One line saying what the key does.
+    public let help: String
+
+    /// The key under which `ConfigurationLoader.merged` files the value: the variable, else the flag.
+    public var key: String { variable ?? flag }
+}
+
 /// Reads `ServerConfiguration` from environment variables and `--flag value` pairs (flags win).
 public enum ConfigurationLoader {
-    /// The environment variables and the flags that mirror them.
-    static let keys: [(variable: String, flag: String)] =
+    /// Every variable of `serve` and the flag that mirrors it, in usage order.
+    public static let options: [ConfigurationOption] =
         [
-            ("ZEVAUTH_DATABASE_URL", "--database-url"), ("ZEVAUTH_LISTEN", "--listen"), ("ZEVAUTH_ISSUER", "--issuer"),
-            ("ZEVAUTH_OPERATOR_TOKEN", "--operator-token"), ("ZEVAUTH_ENCRYPTION_KEY", "--encryption-key"),
-            ("ZEVAUTH_TRUSTED_PROXIES", "--trusted-proxies"), ("ZEVAUTH_HTTP_THREADS", "--http-threads"),
-            ("ZEVAUTH_DATABASE_POOL_SIZE", "--database-pool-size"), ("ZEVAUTH_SQL_DIR", "--sql-dir"),
-            ("ZEVAUTH_OUTBOUND_CA_FILE", "--outbound-ca-file"), ("ZEVAUTH_OUTBOUND_RESOLVE", "--outbound-resolve"),
-            ("ZEVAUTH_OUTBOUND_ALLOW_PRIVATE", "--outbound-allow-private"), ("ZEVAUTH_OUTBOUND_TIMEOUT_MS", "--outbound-timeout-ms"),
-            ("ZEVAUTH_OUTBOUND_CONNECT_TIMEOUT_MS", "--outbound-connect-timeout-ms"), ("ZEVAUTH_LINK_CHECKS", "--link-checks"),
-        ] + RateLimits.variables.map { ($0.variable, $0.flag) }
+            .init(variable: "ZEVAUTH_DATABASE_URL", flag: "--database-url", placeholder: "URL", help: "libpq connection URI (required)"),
+            .init(variable: "ZEVAUTH_LISTEN", flag: "--listen", placeholder: "HOST:PORT", help: "address to bind (default 127.0.0.1:8080)"),
+            .init(variable: "ZEVAUTH_ISSUER", flag: "--issuer", placeholder: "URL", help: "public base URL, the iss value (required)"),
+            .init(
+                variable: "ZEVAUTH_OPERATOR_TOKEN", flag: "--operator-token", placeholder: "TOKEN",
+                help: "bearer of operator admin calls, at least 32 characters (required)"),
+            .init(
+                variable: "ZEVAUTH_ENCRYPTION_KEY", flag: "--encryption-key", placeholder: "BASE64",
+                help: "32-byte key sealing TOTP secrets"),
+            .init(
+                variable: "ZEVAUTH_TRUSTED_PROXIES", flag: "--trusted-proxies", placeholder: "IP,…",
+                help: "reverse proxies whose X-Forwarded-* are believed"),
+            .init(variable: "ZEVAUTH_HTTP_THREADS", flag: "--http-threads", placeholder: "N", help: "worker threads, 1-256 (default 16)"),
+            .init(
+                variable: "ZEVAUTH_DATABASE_POOL_SIZE", flag: "--database-pool-size", placeholder: "N",
+                help: "PostgreSQL connections, 1-200 (default 10)"),
+            .init(variable: "ZEVAUTH_SQL_DIR", flag: "--sql-dir", placeholder: "DIR", help: "folder of the sql/ migrations"),
+            .init(
+                variable: "ZEVAUTH_OUTBOUND_CA_FILE", flag: "--outbound-ca-file", placeholder: "PEM",
+                help: "extra trusted CAs for outbound fetches"),
+            .init(
+                variable: "ZEVAUTH_OUTBOUND_RESOLVE", flag: "--outbound-resolve", placeholder: "HOST:PORT:ADDR;…",
+                help: "address overrides for outbound fetches"),
+            .init(
+                variable: "ZEVAUTH_OUTBOUND_ALLOW_PRIVATE", flag: "--outbound-allow-private", placeholder: "1|0",
+                help: "let outbound fetches reach private addresses (default off)"),
+            .init(
+                variable: "ZEVAUTH_OUTBOUND_TIMEOUT_MS", flag: "--outbound-timeout-ms", placeholder: "MS",
+                help: "whole outbound transfer (default 10000)"),
+            .init(
+                variable: "ZEVAUTH_OUTBOUND_CONNECT_TIMEOUT_MS", flag: "--outbound-connect-timeout-ms", placeholder: "MS",
+                help: "outbound connect and TLS (default 5000)"),
+            .init(
+                variable: "ZEVAUTH_LINK_CHECKS", flag: "--link-checks", placeholder: "1|0",
+                help: "run the association-check scheduler and housekeeping (default on)"),
+        ]
+        + RateLimits.variables.map {
+            .init(
+                variable: $0.variable, flag: $0.flag, placeholder: "N",
+                help: "rate limit, \($0.range.lowerBound)-\($0.range.upperBound) (default \(RateLimits()[keyPath: $0.path]))")
+        }
 
-    /// Merges variables and flags into one `variable → value` map.
+    /// The flag only `zevauth dev` takes: the folder of its PostgreSQL and `dev.json` (default `.zevauth`).
+    public static let devDirectory = ConfigurationOption(
+        variable: nil, flag: "--dir", placeholder: "DIR", help: "folder of the demo's PostgreSQL and dev.json (default .zevauth)")
+
+    /// The keys `zevauth dev` chooses itself (docs/operations.md, section 1): its own PostgreSQL, and the
+    /// listen address and issuer, which only its `--listen` flag changes.
+    static let chosenByDev: Set<String> = ["ZEVAUTH_DATABASE_URL", "ZEVAUTH_ISSUER", "ZEVAUTH_LISTEN"]
+
+    /// Merges variables and flags into one `key → value` map (keys as `ConfigurationOption.key`).
+    /// - Parameter options: the keys accepted; `serve`'s by default.
     /// - Throws: `ConfigurationError` for an unknown flag or a flag without a value.
-    public static func merged(environment: [String: String], arguments: [String]) throws -> [String: String] {
+    public static func merged(
+        environment: [String: String], arguments: [String], options: [ConfigurationOption] = ConfigurationLoader.options
+    ) throws -> [String: String] {
         var values: [String: String] = [:]
-        for (variable, _) in keys { if let value = environment[variable] { values[variable] = value } }
+        for option in options {
+            if let variable = option.variable, let value = environment[variable] { values[variable] = value }
+        }
         var index = 0
         while index < arguments.count {
             let argument = arguments[index]
@@ -99,22 +162,22 @@ public enum ConfigurationLoader {
                 argument.split(separator: "=", maxSplits: 1).count == 2 && argument.hasPrefix("--")
                 ? (String(argument.split(separator: "=", maxSplits: 1)[0]), String(argument.split(separator: "=", maxSplits: 1)[1]))
                 : (argument, nil)
-            guard let key = keys.first(where: { $0.flag == flag }) else {
-                throw ConfigurationError(key: argument, problem: "unknown option")
+            guard let option = options.first(where: { $0.flag == flag }) else {
+                throw ConfigurationError(key: argument, problem: "unknown option (zevauth --help lists the options)")
             }
             if let inline {
-                values[key.variable] = inline
+                values[option.key] = inline
                 index += 1
             } else {
                 guard index + 1 < arguments.count else { throw ConfigurationError(key: flag, problem: "needs a value") }
-                values[key.variable] = arguments[index + 1]
+                values[option.key] = arguments[index + 1]
                 index += 2
             }
         }
         return values
     }
 
-    /// Builds and validates the configuration.
+    /// Builds and validates the configuration of `serve`.
     /// - Throws: `ConfigurationError` naming the first key that is missing or invalid.
     public static func load(environment: [String: String], arguments: [String] = []) throws -> ServerConfiguration {
         let values = try merged(environment: environment, arguments: arguments)
@@ -126,11 +189,58 @@ public enum ConfigurationLoader {
             databaseURL: try required("ZEVAUTH_DATABASE_URL"), issuer: try required("ZEVAUTH_ISSUER"),
             operatorToken: try required("ZEVAUTH_OPERATOR_TOKEN"))
         try validateIssuer(configuration.issuer)
-        guard configuration.operatorToken.count >= 32 else {
-            throw ConfigurationError(key: "ZEVAUTH_OPERATOR_TOKEN", problem: "must be at least 32 characters")
-        }
         if let listen = values["ZEVAUTH_LISTEN"] {
             (configuration.listenHost, configuration.listenPort) = try parseListen(listen)
+        }
+        try applyShared(values, to: &configuration)
+        return configuration
+    }
+
+    /// What `zevauth dev` runs with, read by the same parser as `serve` (docs/operations.md, section 1).
+    public struct Development: Sendable {
+        /// Everything `serve` would read except the database (`databaseURL` is empty until dev starts its
+        /// PostgreSQL) and the issuer, which is `http://` + the listen address. `operatorToken` is empty
+        /// unless `ZEVAUTH_OPERATOR_TOKEN` was given (dev then uses the seeded one), `encryptionKey` nil
+        /// unless `ZEVAUTH_ENCRYPTION_KEY` was given. Rate limits start from `RateLimits.generous`; each
+        /// `ZEVAUTH_RATE_*` given replaces its threshold.
+        public var configuration: ServerConfiguration
+        /// The folder of the demo's PostgreSQL and `dev.json` (`--dir`, default `.zevauth`).
+        public var directory: String
+    }
+
+    /// Builds and validates the configuration of `zevauth dev`: every `serve` key from the environment and
+    /// the flags, except `ZEVAUTH_DATABASE_URL`, `ZEVAUTH_ISSUER` and `ZEVAUTH_LISTEN` in the environment,
+    /// which are ignored (dev chooses them; `--listen` sets the address and so the issuer), plus `--dir`.
+    /// - Throws: `ConfigurationError` naming the first invalid key, or `--database-url` / `--issuer`, which
+    ///   dev does not take.
+    public static func loadDevelopment(environment: [String: String], arguments: [String] = []) throws -> Development {
+        let values = try merged(
+            environment: environment.filter { !chosenByDev.contains($0.key) }, arguments: arguments, options: options + [devDirectory])
+        if values["ZEVAUTH_DATABASE_URL"] != nil {
+            throw ConfigurationError(key: "--database-url", problem: "is not taken by dev, which runs its own PostgreSQL")
+        }
+        if values["ZEVAUTH_ISSUER"] != nil {
+            throw ConfigurationError(key: "--issuer", problem: "is not taken by dev: its issuer is http:// and the --listen address")
+        }
+        let (host, port) = try parseListen(values["ZEVAUTH_LISTEN"] ?? "127.0.0.1:8080")
+        let issuer = "http://\(host.contains(":") ? "[\(host)]" : host):\(port)"
+        var configuration = ServerConfiguration(databaseURL: "", issuer: issuer, operatorToken: values["ZEVAUTH_OPERATOR_TOKEN"] ?? "")
+        configuration.listenHost = host
+        configuration.listenPort = port
+        try applyShared(values, to: &configuration, rateLimits: .generous)
+        return Development(configuration: configuration, directory: values[devDirectory.key] ?? ".zevauth")
+    }
+
+    /// The keys `serve` and `dev` read alike: everything but the database, the issuer and the listen address.
+    /// - Parameter rateLimits: the thresholds a `ZEVAUTH_RATE_*` that is not given keeps.
+    static func applyShared(
+        _ values: [String: String], to configuration: inout ServerConfiguration, rateLimits: RateLimits = RateLimits()
+    ) throws {
+        if let token = values["ZEVAUTH_OPERATOR_TOKEN"] {
+            guard token.count >= 32 else {
+                throw ConfigurationError(key: "ZEVAUTH_OPERATOR_TOKEN", problem: "must be at least 32 characters")
+            }
+            configuration.operatorToken = token
         }
         if let key = values["ZEVAUTH_ENCRYPTION_KEY"], !key.isEmpty {
             guard let bytes = Data(base64Encoded: key), bytes.count == 32 else {
@@ -165,8 +275,7 @@ public enum ConfigurationLoader {
             default: throw ConfigurationError(key: "ZEVAUTH_LINK_CHECKS", problem: "must be 1, true, 0 or false")
             }
         }
-        configuration.rateLimits = try RateLimits.load(values)
-        return configuration
+        configuration.rateLimits = try RateLimits.load(values, base: rateLimits)
     }
 
     /// The issuer must be an absolute `https` URL with no query or fragment, or `http` on a loopback host.

@@ -7,17 +7,19 @@ import PasswordHashing
 import Postgres
 import PostgresStore
 
-/// `zevauth dev` (issue 2, item 10): a private PostgreSQL for `.zevauth/`, migrated and seeded with a demo
+/// `zevauth dev`: a private PostgreSQL for `.zevauth/`, migrated and seeded with a demo
 /// project, a ZevID account and development callbacks (one loopback, one custom scheme), serving on
-/// 127.0.0.1:8080, printing the keys and a ready-to-open start URL, writing `.zevauth/dev.json` in
-/// PRODUCT.md's shape, and stopping everything on Ctrl-C.
+/// 127.0.0.1:8080, printing the keys and a ready-to-open start URL, writing `.zevauth/dev.json`
+/// (docs/operations.md, section 1), and stopping everything on Ctrl-C. Every other `serve` key applies.
 public enum DevCommand {
-    /// What `.zevauth/dev.json` holds (PRODUCT.md, "`zevauth dev` writes what it seeded").
+    /// What `.zevauth/dev.json` holds (docs/operations.md, section 1, "zevauth dev").
     struct DevFile: Codable {
         struct Keys: Codable { var publishableKey: String; var secretKey: String }
         struct User: Codable { var email: String; var password: String }
         var issuer: String
         var operatorToken: String
+        /// The demo project's id (absent in files written by earlier releases; filled in from the store).
+        var projectId: String?
         var development: Keys
         var production: Keys
         var user: User
@@ -27,25 +29,37 @@ public enum DevCommand {
     static let loopbackCallback = "http://127.0.0.1/callback"
     static let customSchemeCallback = "com.example.zevauth.demo:/callback"
 
+    /// The usage of `zevauth dev`, from the one table of configuration keys.
+    public static var usage: String {
+        """
+        usage: zevauth dev [--listen HOST:PORT] [--dir DIR] [--flag value …]
+          runs the demo: a private PostgreSQL under DIR, migrated and seeded, serving on HOST:PORT
+          (default 127.0.0.1:8080, issuer http://HOST:PORT). Every serve variable and flag applies, except
+          the database and the issuer, which dev chooses, and ZEVAUTH_LISTEN (use --listen).
+        flags:
+        \(Commands.optionLines([ConfigurationLoader.devDirectory] + ConfigurationLoader.options.filter {
+            $0.variable.map { !ConfigurationLoader.chosenByDev.contains($0) } ?? true || $0.flag == "--listen"
+        }))
+        """
+    }
+
     /// Runs the demo until SIGINT/SIGTERM.
-    /// - Parameter arguments: `--listen host:port` (default `127.0.0.1:8080`), `--dir` (default `.zevauth`).
-    /// - Throws: when PostgreSQL cannot start, the port is taken, or seeding fails.
-    public static func run(arguments: [String]) throws {
-        var listen = "127.0.0.1:8080"
-        var directory = ".zevauth"
-        var index = 0
-        while index < arguments.count {
-            switch (arguments[index], index + 1 < arguments.count ? arguments[index + 1] : nil) {
-            case ("--listen", let value?): listen = value
-            case ("--dir", let value?): directory = value
-            default:
-                throw ConfigurationError(key: arguments[index], problem: "unknown option or missing value (dev takes --listen and --dir)")
-            }
-            index += 2
+    /// - Parameters:
+    ///   - arguments: any flag of `serve` except `--database-url` and `--issuer`, plus `--dir` (default
+    ///     `.zevauth`); `--help` prints the usage and returns.
+    ///   - environment: the `ZEVAUTH_*` variables, read as `serve` reads them (docs/operations.md, section 1).
+    /// - Throws: `ConfigurationError` for a bad key; when PostgreSQL cannot start, the port is taken, or
+    ///   seeding fails.
+    public static func run(
+        arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment, write: (String) -> Void = { print($0) }
+    ) throws {
+        if Commands.asksForHelp(arguments) {
+            write(usage)
+            return
         }
-        let (host, port) = try ConfigurationLoader.parseListen(listen)
-        let issuer = "http://\(host.contains(":") ? "[\(host)]" : host):\(port)"
-        let root = URL(fileURLWithPath: directory, isDirectory: true).standardizedFileURL
+        let development = try ConfigurationLoader.loadDevelopment(environment: environment, arguments: arguments)
+        var configuration = development.configuration
+        let root = URL(fileURLWithPath: development.directory, isDirectory: true).standardizedFileURL
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
 
         let cluster = LocalPostgresCluster(directory: root.appendingPathComponent("postgres").path, port: 5433)
@@ -53,36 +67,47 @@ public enum DevCommand {
         let databaseURL = try cluster.start()
         defer { try? cluster.stop() }
         let pool = PostgresPool(url: databaseURL, size: 8)
-        let migrator = try ServerRunner.migrator(configured: nil)
+        let migrator = try ServerRunner.migrator(configured: configuration.sqlDirectory)
         let applied = try migrator.apply(to: pool)
         if !applied.isEmpty { say("applied \(applied.count) migration(s)") }
         let store = PostgresStore(pool: pool)
 
         let devFile = root.appendingPathComponent("dev.json")
-        var seed = try? JSONDecoder().decode(DevFile.self, from: Data(contentsOf: devFile))
-        if let existing = seed, try store.environment(publishableKey: existing.development.publishableKey) == nil {
-            seed = nil  // the database was reset: seed again
-        }
-        if seed == nil {
-            seed = try seedDemo(store: store, issuer: issuer)
-        }
-        guard var seed else { throw ServerFailure.inconsistent("no demo seed") }
-        seed.issuer = issuer
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        try encoder.encode(seed).write(to: devFile, options: [.atomic])
-        chmod(devFile.path, 0o600)
+        let seed = try prepareSeed(store: store, devFile: devFile, configuration: configuration)
 
-        var configuration = ServerConfiguration(databaseURL: databaseURL, issuer: issuer, operatorToken: seed.operatorToken)
-        configuration.listenHost = host
-        configuration.listenPort = port
-        configuration.encryptionKey = try devEncryptionKey(in: root)
-        configuration.rateLimits = .generous
+        configuration.databaseURL = databaseURL
+        configuration.operatorToken = seed.operatorToken
+        if configuration.encryptionKey == nil { configuration.encryptionKey = try devEncryptionKey(in: root) }
         let context = ServerContext(configuration: configuration, store: store)
         try ServerRunner.serve(context, migrator: migrator) { _ in
             printBanner(seed, devFile: devFile.path)
         }
         say("stopping PostgreSQL …")
+    }
+
+    /// Reads `dev.json` (seeding the demo when it is missing or the database was reset), brings it up to
+    /// date with the configuration in effect (issuer, an operator token given by `ZEVAUTH_OPERATOR_TOKEN`,
+    /// the project id) and writes it back, mode 0600.
+    /// - Throws: store errors; `ConfigurationError` when the demo account exists without its `dev.json`.
+    /// - Parameter demoEmail: the demo account's address (tests pass their own: the suite shares one database).
+    static func prepareSeed(
+        store: PostgresStore, devFile: URL, configuration: ServerConfiguration, demoEmail: String = "demo@zevauth.test"
+    ) throws -> DevFile {
+        var seed = try? JSONDecoder().decode(DevFile.self, from: Data(contentsOf: devFile))
+        var environment = try seed.flatMap { try store.environment(publishableKey: $0.development.publishableKey) }
+        if environment == nil {
+            seed = try seedDemo(store: store, issuer: configuration.issuer, email: demoEmail)  // none yet, or the database was reset
+            environment = try seed.flatMap { try store.environment(publishableKey: $0.development.publishableKey) }
+        }
+        guard var seed, let environment else { throw ServerFailure.inconsistent("no demo seed") }
+        seed.issuer = configuration.issuer
+        seed.projectId = environment.projectID
+        if !configuration.operatorToken.isEmpty { seed.operatorToken = configuration.operatorToken }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        try encoder.encode(seed).write(to: devFile, options: [.atomic])
+        chmod(devFile.path, 0o600)
+        return seed
     }
 
     /// The demo's `ZEVAUTH_ENCRYPTION_KEY`: 32 random bytes kept base64 in `.zevauth/encryption.key` (mode
@@ -102,11 +127,13 @@ public enum DevCommand {
     }
 
     /// Seeds a demo project, an account and the development callbacks.
-    static func seedDemo(store: PostgresStore, issuer: String) throws -> DevFile {
+    /// - Parameter email: the demo account's address (tests pass their own, the suite shares one database).
+    static func seedDemo(store: PostgresStore, issuer: String, email: String = "demo@zevauth.test") throws -> DevFile {
         let now = Date()
         let development = try AdminHandlers.newKeys(publishablePrefix: "pk_test_", secretPrefix: "sk_test_")
         let production = try AdminHandlers.newKeys(publishablePrefix: "pk_live_", secretPrefix: "sk_live_")
-        _ = try store.createProject(name: "Demo app", development: development.stored, production: production.stored, now: now)
+        let projectID = try store.createProject(
+            name: "Demo app", development: development.stored, production: production.stored, now: now)
         guard let environment = try store.environment(publishableKey: development.stored.publishableKey) else {
             throw ServerFailure.inconsistent("seeded environment not found")
         }
@@ -126,7 +153,7 @@ public enum DevCommand {
             _ = try store.addCallback(environmentID: environment.id, uri: uri, kind: parsed.kind.rawValue, now: now)
         }
         return DevFile(
-            issuer: issuer, operatorToken: try Crypto.mintToken(prefix: "zop_"),
+            issuer: issuer, operatorToken: try Crypto.mintToken(prefix: "zop_"), projectId: projectID,
             development: .init(publishableKey: development.stored.publishableKey, secretKey: development.secret),
             production: .init(publishableKey: production.stored.publishableKey, secretKey: production.secret),
             user: .init(email: email, password: password), callbacks: [loopbackCallback, customSchemeCallback])

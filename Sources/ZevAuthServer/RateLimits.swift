@@ -50,10 +50,10 @@ public struct RateLimits: Sendable, Equatable {
         ]
     }
 
-    /// Reads the thresholds from merged configuration values.
+    /// Reads the thresholds from merged configuration values; a threshold not given keeps `base`'s.
     /// - Throws: `ConfigurationError` naming a value that is not a whole number in range.
-    static func load(_ values: [String: String]) throws -> RateLimits {
-        var limits = RateLimits()
+    static func load(_ values: [String: String], base: RateLimits = RateLimits()) throws -> RateLimits {
+        var limits = base
         for entry in variables {
             if let value = try ConfigurationLoader.integer(values, entry.variable, in: entry.range) { limits[keyPath: entry.path] = value }
         }

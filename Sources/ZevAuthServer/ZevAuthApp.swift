@@ -49,6 +49,7 @@ public struct ZevAuthApp: HTTPHandler {
         routes.registerAssociation()
         routes.registerSessions()
         routes.registerAccounts()
+        routes.registerOperator()
         self.router = routes.router
     }
 

@@ -1,17 +1,15 @@
-// zevauth: `serve`, `migrate` and `dev` (PRODUCT.md, "Commands"), and the admin commands (issue 5).
+// zevauth: `serve`, `migrate` and `dev` (docs/operations.md, section 1), and the admin commands.
 import AdminCLI
 import Foundation
 import ZevAuthServer
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 let usage = """
-    usage: zevauth <command> [--flag value …]
+    usage: zevauth <command> [--flag value …]      (zevauth <command> --help for its flags)
       serve     run the server from ZEVAUTH_* variables or the flags that mirror them
       migrate   apply the sql/ migrations to ZEVAUTH_DATABASE_URL (idempotent)
       dev       run the demo: a private PostgreSQL under .zevauth/, migrated and seeded, on 127.0.0.1:8080
-    flags: --database-url --listen --issuer --operator-token --encryption-key --trusted-proxies
-           --http-threads --database-pool-size --sql-dir --outbound-ca-file --outbound-resolve
-           --outbound-allow-private --outbound-timeout-ms --outbound-connect-timeout-ms --link-checks
+      --version print the release
 
     """ + AdminCLI.usage
 
@@ -33,6 +31,8 @@ case let command where AdminCLI.handles(command):
         write: { print($0) },
         writeError: { FileHandle.standardError.write(Data(($0.hasSuffix("\n") ? $0 : $0 + "\n").utf8)) })
     exit(cli.run(arguments))
+case "--version", "version":
+    print("zevauth \(Commands.version)")
 case "help", "--help", "-h":
     print(usage, terminator: "")
 default:

@@ -236,7 +236,7 @@ import ZevAuthTesting
 
         var notes: [String] = []
         let applied = try full.apply(to: schema.pool) { notes.append($0) }
-        #expect(applied.map(\.version) == [6])
+        #expect(applied.map(\.version) == full.migrations.map(\.version).filter { $0 >= 6 })
         var keys = try Self.keys(schema.pool)
         #expect(keys.count == 4)
         #expect(keys[first] == .some("ada@xn--bcher-kva.example"))
