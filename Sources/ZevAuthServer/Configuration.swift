@@ -66,7 +66,7 @@ public struct ConfigurationError: Error, CustomStringConvertible, Sendable {
 
     /// `configuration ZEVAUTH_LISTEN (--listen): …`: the variable and the flag that mirrors it.
     public var description: String {
-        guard let flag = ConfigurationLoader.keys.first(where: { $0.variable == key })?.flag else {
+        guard let flag = ConfigurationLoader.options.first(where: { $0.variable == key })?.flag else {
             return "configuration \(key): \(problem)"
         }
         return "configuration \(key) (\(flag)): \(problem)"

@@ -59,7 +59,7 @@ import ZevAuthTesting
     func everyConfigurationErrorNamesItsVariableAndFlag(key: String, value: String) throws {
         var environment = Self.base
         environment[key] = value
-        let flag = try #require(ConfigurationLoader.keys.first { $0.variable == key }?.flag)
+        let flag = try #require(ConfigurationLoader.options.first { $0.variable == key }?.flag)
         let message = loadError(environment)
         #expect(message?.hasPrefix("configuration \(key) (\(flag)): ") == true, "\(message ?? "no error")")
         if key == "ZEVAUTH_OPERATOR_TOKEN" || key == "ZEVAUTH_ENCRYPTION_KEY" {
