@@ -2,7 +2,7 @@
 # Breaks one rule of docs/protocol.md in the server at a time, runs the live conformance suite against it, and
 # restores the file with git. Every mutation must be CAUGHT (docs/conformance.md lists the results).
 # Needs ZEVAUTH_TEST_DATABASE_URL (scripts/test-postgres.sh start DIR). Usage: scripts/conformance-mutations.py [index …]
-# Each mutation: name, [(file, old, new)]. Applied one at a time to /work/wt-conformance, then restored by git.
+# Each mutation: name, [(file, old, new)]. Applied one at a time to the working tree, then restored by git.
 M = [
  ("accept plain at the start", [("Sources/Authorize/StartValidator.swift",
    'guard let method = parameters["code_challenge_method"], method.utf8.elementsEqual("S256".utf8) else {',

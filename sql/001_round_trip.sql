@@ -1,5 +1,5 @@
 -- 001: tenancy, keys, accounts, callbacks, pending sign-ins, authorization codes and sessions.
--- Every credential is stored only as a SHA-256 hex digest (PRODUCT.md, "Tenancy, accounts and keys").
+-- Every credential is stored only as a SHA-256 hex digest (docs/protocol.md#credentials).
 -- Times are written by the server from its injected clock, never by now(), so expiry is testable.
 
 CREATE TABLE projects (

@@ -1,5 +1,5 @@
 -- 002: mobile apps, their Android signing certificates, association-file checks (history and per-app
--- state) and the per-domain check schedule with leases. PRODUCT.md, "Mobile apps and association files".
+-- state) and the per-domain check schedule with leases: docs/protocol.md#apps.
 -- Times are written by the server from its injected clock, never by now().
 
 CREATE TABLE mobile_apps (
@@ -34,7 +34,7 @@ CREATE TABLE android_fingerprints (
 );
 
 -- Limits, enforced by PostgreSQL so that neither concurrent requests nor a direct INSERT can break them
--- (PRODUCT.md: 10 iOS and 10 Android apps per environment, 5 certificates per Android app, one Apple team
+-- (docs/protocol.md#app-limits: 10 iOS and 10 Android apps per environment, 5 certificates per Android app, one Apple team
 -- for every iOS app of an environment). A CHECK constraint cannot count rows, so a trigger does: it first
 -- locks the parent row (FOR NO KEY UPDATE: it serialises writers of this limit without blocking the
 -- foreign-key share locks that sign-ins take on the environment), then counts. Under READ COMMITTED each

@@ -1,6 +1,6 @@
 -- 003: refresh-token rotation with a generation per session, several live access tokens per session
 -- (the reuse grace keeps an earlier pair working), and the indexes the session and key calls need.
--- PRODUCT.md, "Sessions". Tokens are stored only as SHA-256 hex digests.
+-- docs/protocol.md#sessions. Tokens are stored only as SHA-256 hex digests.
 
 -- Every refresh token a session has issued, current or rotated out. A token's generation is the session
 -- generation it was issued in; it was rotated out when a token of a later generation was first issued

@@ -1,5 +1,6 @@
 /// Judges a fetched `apple-app-site-association` for one registered iOS app and one callback path
-/// (PRODUCT.md "Mobile apps and association files"; research §1.3 formats, §4.2 algorithm, §4.5 messages).
+/// (docs/protocol.md#apps; formats docs/association.md#aasa-formats, algorithm docs/association.md#ios-evaluation,
+/// messages docs/association.md#problem-messages).
 ///
 /// Read formats: the modern `applinks.details[]` with `appIDs` (or `appID`) and `components`; the legacy
 /// `appID` with `paths` (`*`, `?`, `NOT ` exclusions); and the oldest `details` object keyed by App ID.
@@ -13,9 +14,9 @@ public enum AASAJudge {
     /// its link callback on this domain.
     ///
     /// Checks, in order, each adding at most one problem:
-    /// 1. `content_type` (a warning: Apple's current pages do not require `application/json`, research §1.1)
-    ///    unless the media type is `application/json`; parameters such as `; charset=utf-8` are accepted and case
-    ///    is ignored (RFC 9110 §8.3.1).
+    /// 1. `content_type` (a warning: Apple's current pages do not require `application/json`,
+    ///    docs/association.md#aasa-hosting) unless the media type is `application/json`; parameters such as
+    ///    `; charset=utf-8` are accepted and case is ignored (RFC 9110 §8.3.1).
     /// 2. `not_json` when the body is HTML, empty, or not strict RFC 8259 JSON (`StrictJSON.validate`: a BOM,
     ///    comments, trailing commas, smart quotes, duplicate keys, nesting over 32); nothing else is checked then.
     /// 3. `app_id_missing` unless `app.appID` appears exactly in some `applinks.details` entry, with near misses
@@ -23,15 +24,15 @@ public enum AASAJudge {
     ///    close bundle ID under the same team, no Team ID prefix, or listed only in `webcredentials.apps`.
     /// 4. `path_not_covered` unless `callbackPath` is matched by a rule of an entry listing the app, and that
     ///    rule is not an exclusion. Rules are tried in order, entry after entry, and the first match wins
-    ///    (research §1.3). Components: `/` against the path; `#` against the empty fragment (the response
-    ///    carries no fragment); `?` is met only when it cannot reject the response query: a string, or a
-    ///    dictionary naming only response items (`code`, `state`, `iss`, `error`…), whose patterns accept any
-    ///    non-empty value (`*`, `?*`); any other query condition may reject the callback, so such a component
-    ///    counts as not matching. Wildcards: `*` any run of characters, `?` exactly one. `caseSensitive` and
-    ///    `percentEncoded` (default `true`) come from the component, else the entry's `defaults`, else
-    ///    `applinks.defaults`. Substitution variables (`$(alpha)`…) are not expanded. Legacy `paths` match the
-    ///    path only, case-sensitively, a `NOT ` prefix excluding. An entry with both `components` and `paths`
-    ///    (which TN3155 forbids) is read by its `components`.
+    ///    (docs/association.md#aasa-formats). Components: `/` against the path; `#` against the empty fragment (the
+    ///    response carries no fragment); `?` is met only when it cannot reject the response query: a string, or a
+    ///    dictionary naming only response items (`code`, `state`, `iss`, `error`…), whose patterns accept any non-empty
+    ///    value (`*`, `?*`); any other query condition may reject the callback, so such a component counts as not
+    ///    matching. Wildcards: `*` any run of characters, `?` exactly one. `caseSensitive` and `percentEncoded`
+    ///    (default `true`) come from the component, else the entry's `defaults`, else `applinks.defaults`. Substitution
+    ///    variables (`$(alpha)`…) are not expanded. Legacy `paths` match the path only, case-sensitively, a `NOT `
+    ///    prefix excluding. An entry with both `components` and `paths` (which TN3155 forbids) is read by its
+    ///    `components`.
     /// 5. `webcredentials_missing` (a warning) unless `webcredentials.apps` lists `app.appID` exactly.
     /// - Returns: the problems found; the app is verified when none is `blocking`.
     public static func judge(body: [UInt8], contentType: String?, app: IOSApp, callbackPath: String) -> [Problem] {
@@ -273,7 +274,7 @@ public enum AASAJudge {
 
 // MARK: - Helpers
 
-/// Apple's wildcards (research §1.3): `*` matches any run of characters (also none), `?` exactly one.
+/// Apple's wildcards (docs/association.md#aasa-formats): `*` matches any run of characters (also none), `?` exactly one.
 enum Wildcard {
     static func matches(_ pattern: String, _ text: String) -> Bool {
         let p = Array(pattern.unicodeScalars)
@@ -329,7 +330,8 @@ func percentDecoded(_ text: String) -> String {
 }
 
 /// Whether two identifiers are close: within edit distance 2, or one is the other plus a `.suffix`
-/// (`.dev`, `.debug`, …), compared ignoring case (research §4.2, §4.3).
+/// (`.dev`, `.debug`, …), compared ignoring case (docs/association.md#ios-evaluation,
+/// docs/association.md#android-evaluation).
 func isNearMiss(_ found: String, _ wanted: String) -> Bool {
     let a = found.lowercased()
     let b = wanted.lowercased()

@@ -1,27 +1,31 @@
-/// Judges a fetched `assetlinks.json` for one registered Android app (PRODUCT.md "Mobile apps and association
-/// files"; research §2.2–§2.6 rules, §4.3 algorithm, §4.5 messages).
+/// Judges a fetched `assetlinks.json` for one registered Android app (docs/protocol.md#apps).
+/// Rules: docs/association.md#assetlinks-statements, docs/association.md#assetlinks-relations,
+/// docs/association.md#android-fingerprints, docs/association.md#android-package-names and
+/// docs/association.md#android-verification; algorithm: docs/association.md#android-evaluation; messages:
+/// docs/association.md#problem-messages.
 public enum AssetLinksJudge {
-    /// The relation App Links need (research §2.3); verification requires it.
+    /// The relation App Links need (docs/association.md#assetlinks-relations); verification requires it.
     public static let handleAllURLs = "delegate_permission/common.handle_all_urls"
 
     /// Judges `body` (an HTTP 200 body; status, size and transport are the fetcher's) for `app`.
     ///
     /// Checks, in order:
-    /// 1. `content_type` (blocking: Google requires `application/json`, research §2.1) unless the media type is
-    ///    `application/json`; parameters such as `; charset=utf-8` are accepted and case is ignored.
+    /// 1. `content_type` (blocking: Google requires `application/json`, docs/association.md#assetlinks-hosting) unless
+    ///    the media type is `application/json`; parameters such as `; charset=utf-8` are accepted and case is ignored.
     /// 2. `not_json` when the body is HTML, empty, or not strict RFC 8259 JSON (the AOSP verifier parses
-    ///    strictly, research §2.6); nothing else is checked then.
+    ///    strictly, docs/association.md#android-verification); nothing else is checked then.
     /// 3. `package_missing` when the root is not an array (Android requires a statement list) or no statement
     ///    has a target with `namespace` exactly `android_app` and `package_name` exactly the package (AOSP
     ///    compares with `String.equals`). The message names near misses: another namespace spelling, another
     ///    letter case, a close or suffixed package (`.debug`), and `include` statements, which are not followed.
     /// 4. `relation_missing` when none of the package's statements lists
-    ///    `delegate_permission/common.handle_all_urls` exactly (research §2.3: relations match exactly).
+    ///    `delegate_permission/common.handle_all_urls` exactly (docs/association.md#assetlinks-relations: relations
+    ///    match exactly).
     /// 5. `fingerprint_missing`, one problem per registered fingerprint absent from the union of
     ///    `sha256_cert_fingerprints` over the package's statements that carry that relation. Only the canonical
     ///    form counts (upper-case hex pairs joined by `:`), as on AOSP, which matches with `Set.contains`
-    ///    (research §2.4); a lower-case or colon-less copy is reported as "present but not in canonical
-    ///    upper-case colon form".
+    ///    (docs/association.md#android-fingerprints); a lower-case or colon-less copy is reported as "present but not
+    ///    in canonical upper-case colon form".
     /// - Returns: the problems found; the app is verified when none is `blocking`.
     public static func judge(body: [UInt8], contentType: String?, app: AndroidApp) -> [Problem] {
         let file = AssociationFile.assetLinks

@@ -11,18 +11,18 @@ public enum GenerationError: Error, Equatable, Sendable {
     }
 }
 
-/// Builds a link domain's two association files, byte for byte deterministic (PRODUCT.md "Mobile apps and
-/// association files"; research §5).
+/// Builds a link domain's two association files, byte for byte deterministic
+/// (docs/protocol.md#generated-files).
 ///
 /// Output: UTF-8 without BOM, two-space indentation, object members sorted, arrays in a stable sorted order,
 /// `/` not escaped, a final `"\n"`. The same apps in any order give the same bytes.
 public enum AssociationGenerator {
-    /// The relations each Android app is given: App Links and credential sharing (research §2.3; PRODUCT.md).
+    /// The relations each Android app is given: App Links and credential sharing (docs/association.md#assetlinks-relations).
     public static let androidRelations = [
         "delegate_permission/common.handle_all_urls", "delegate_permission/common.get_login_creds",
     ]
 
-    /// The modern AASA (iOS 13+; research §1.3, TN3155: never mix `paths` and `components`):
+    /// The modern AASA (iOS 13+; docs/association.md#aasa-formats, TN3155: never mix `paths` and `components`):
     /// `{"applinks": {"details": [{"appIDs": ["T.b"], "components": [{"/": "/path"}, …]}, …]},
     ///   "webcredentials": {"apps": ["T.b", …]}}`.
     ///
@@ -32,10 +32,11 @@ public enum AssociationGenerator {
     /// default `true`, so paths are matched exactly as registered. A path containing `*` is matched by Apple as a
     /// wildcard (Apple has no escape). An app listed twice has its paths merged; an app with no path on this
     /// domain gets no `details` entry but stays in `webcredentials.apps`, which lists every app (sorted), since
-    /// https callbacks in `ASWebAuthenticationSession` are reported to need it (PRODUCT.md).
+    /// https callbacks in `ASWebAuthenticationSession` are reported to need it (docs/association.md#aasa-webcredentials).
     /// - Returns: the file's bytes.
     /// - Throws: `GenerationError.tooLarge` when the file would exceed 131 072 bytes ("the uncompressed file
-    ///   must be at most 128 KB", Apple's archived Universal Links guide, revision of 2016-04-01, research §1.1).
+    ///   must be at most 128 KB", Apple's archived Universal Links guide, revision of 2016-04-01,
+    ///   docs/association.md#aasa-hosting).
     public static func appleAppSiteAssociation(_ apps: [(app: IOSApp, callbackPaths: [String])]) throws(GenerationError) -> [UInt8] {
         var pathsByApp: [String: Set<String>] = [:]
         for entry in apps { pathsByApp[entry.app.appID, default: []].formUnion(entry.callbackPaths) }
@@ -60,11 +61,14 @@ public enum AssociationGenerator {
 
     /// `assetlinks.json`: a JSON array with one statement per Android app, sorted by package name:
     /// `{"relation": [handle_all_urls, get_login_creds], "target": {"namespace": "android_app",
-    /// "package_name": P, "sha256_cert_fingerprints": [canonical, …]}}` (research §2.2–§2.4, §5).
+    /// "package_name": P, "sha256_cert_fingerprints": [canonical, …]}}`
+    /// (docs/association.md#assetlinks-statements, docs/association.md#android-fingerprints,
+    /// docs/protocol.md#generated-files).
     ///
     /// Fingerprints are canonical (upper-case, colons), sorted and deduplicated; an app listed twice has its
     /// fingerprints merged; an app with no fingerprint is left out (an empty array can spoil the whole file on
-    /// the AOSP verifier, research §2.6). Ten apps with five certificates each stay far below Android's 1 MiB.
+    /// the AOSP verifier, docs/association.md#android-verification). Ten apps with five certificates each stay far
+    /// below Android's 1 MiB.
     /// - Returns: the file's bytes.
     public static func assetLinks(_ apps: [AndroidApp]) -> [UInt8] {
         var fingerprintsByPackage: [String: Set<String>] = [:]

@@ -1,6 +1,6 @@
 /// Why a pasted identifier was refused: the admin API field it came from and a sentence saying exactly what
-/// is wrong, ready to send as `error_description` with 400 `invalid_request` (PRODUCT.md "Mobile apps and
-/// association files").
+/// is wrong, ready to send as `error_description` with 400 `invalid_request` (docs/protocol.md#admin-validation,
+/// docs/protocol.md#app-identifiers).
 ///
 /// A `message` never repeats the pasted value (an `error_description` echoes no request input,
 /// docs/protocol.md): it names the field, a position, or the one refused character (`describe`).
@@ -20,9 +20,9 @@ public struct IdentifierProblem: Error, Sendable, Equatable {
 
 /// An Apple Developer Team ID: exactly 10 characters `A-Z 0-9`, stored upper-cased.
 ///
-/// Source: research `association-files.md` §1.4 (every Apple example is 10 upper-case letters and digits; the
+/// Source: docs/association.md#apple-identifiers (every Apple example is 10 upper-case letters and digits; the
 /// character set is not published, so `^[A-Z0-9]{10}$` after upper-casing is the suggested check) and
-/// PRODUCT.md ("10 characters `A-Z0-9`, upper-cased on input").
+/// docs/protocol.md#app-identifiers ("10 characters `A-Z0-9`, upper-cased on input").
 public struct TeamID: Sendable, Hashable {
     /// The canonical value: 10 characters of `A-Z 0-9`.
     public let value: String
@@ -55,15 +55,16 @@ public struct TeamID: Sendable, Hashable {
 /// An iOS bundle identifier, kept exactly as typed (after trimming surrounding whitespace).
 ///
 /// Rules: 1…155 ASCII letters, digits, `-` and `.`; no leading, trailing or doubled dot. Apple documents the
-/// character set (a UTI: `A-Z a-z 0-9 - .`, research §1.4, Apple glossary "Bundle ID") but no maximum length;
-/// 155 is PRODUCT.md's cap. A value that starts with a Team ID (`ABCDE12345.com.acme.app`) is refused with a
-/// hint to enter only the bundle ID (research §4.0; ZITADEL and Auth0 give the same advice). Case is kept:
-/// Apple calls bundle IDs case-insensitive, but the App ID in the AASA is compared as written.
+/// character set (a UTI: `A-Z a-z 0-9 - .`, docs/association.md#apple-identifiers, Apple glossary "Bundle ID") but no
+/// maximum length; 155 is the cap of docs/protocol.md#app-identifiers. A value that starts with a Team ID
+/// (`ABCDE12345.com.acme.app`) is refused with a hint to enter only the bundle ID
+/// (docs/association.md#registration-normalisation; ZITADEL and Auth0 give the same advice). Case is kept: Apple calls
+/// bundle IDs case-insensitive, but the App ID in the AASA is compared as written.
 public struct BundleID: Sendable, Hashable {
     /// The bundle ID as typed, e.g. `com.acme.app`.
     public let value: String
 
-    /// The longest accepted bundle ID, in characters (PRODUCT.md; Apple publishes no limit).
+    /// The longest accepted bundle ID, in characters (docs/protocol.md#app-identifiers; Apple publishes no limit).
     public static let maximumLength = 155
 
     /// Trims surrounding whitespace and validates.
@@ -115,12 +116,11 @@ public struct BundleID: Sendable, Hashable {
 /// An Android application ID (the `applicationId`, which assetlinks.json names as `package_name`), kept
 /// exactly as typed after trimming.
 ///
-/// Rules (research §2.5, Android "Configure the app module"): at least two segments separated by `.`, each
-/// starting with an ASCII letter and made of `[a-zA-Z0-9_]`. Java keywords are NOT refused: the
-/// `applicationId` is not a Java package name, and published assetlinks.json files list one with a `final`
-/// segment (research corpus). At most 255 characters (no primary
-/// source gives a maximum; this is a defensive cap). Package names are case-sensitive: AOSP compares them with
-/// `String.equals`.
+/// Rules (docs/association.md#android-package-names, Android "Configure the app module"): at least two segments
+/// separated by `.`, each starting with an ASCII letter and made of `[a-zA-Z0-9_]`. Java keywords are NOT refused: the
+/// `applicationId` is not a Java package name, and published assetlinks.json files list one with a `final` segment. At
+/// most 255 characters (no primary source gives a maximum; this is a defensive cap). Package names are case-sensitive:
+/// AOSP compares them with `String.equals`.
 public struct PackageName: Sendable, Hashable {
     /// The package name as typed, e.g. `com.acme.app`.
     public let value: String
@@ -167,12 +167,13 @@ public struct PackageName: Sendable, Hashable {
 /// The SHA-256 fingerprint of an Android signing certificate, in assetlinks.json's canonical form.
 ///
 /// Input may be pasted in any format: any letter case, colons or not, spaces, and a leading `SHA256:`,
-/// `SHA-256:` or `SHA256 Fingerprint=` label as keytool and OpenSSL print it (research §4.0). Refused: a
-/// 20-byte value (SHA-1), a 16-byte value (MD5), any other length, a non-hex character, all zeros, and
-/// Google's documentation example (research §3.2 item 12; PRODUCT.md). Base64 is not accepted.
+/// `SHA-256:` or `SHA256 Fingerprint=` label as keytool and OpenSSL print it
+/// (docs/association.md#registration-normalisation). Refused: a 20-byte value (SHA-1), a 16-byte value (MD5), any other
+/// length, a non-hex character, all zeros, and Google's documentation example
+/// (docs/association.md#android-fingerprints). Base64 is not accepted.
 public struct CertificateFingerprint: Sendable, Hashable {
     /// 32 bytes as upper-case hex pairs joined by `:` (95 characters), the only form Android's verifier
-    /// matches (research §2.4: AOSP compares with `Set.contains`).
+    /// matches (docs/association.md#android-fingerprints: AOSP compares with `Set.contains`).
     public let canonical: String
 
     /// The example fingerprint from Google's Digital Asset Links documentation, refused because people ship it.
@@ -264,7 +265,7 @@ public struct CertificateFingerprint: Sendable, Hashable {
 public enum Fingerprints {
     /// Parses every fingerprint (fields `sha256CertFingerprints[i]`), then refuses an empty list and any
     /// certificate listed twice (compared canonically), naming both indexes. The limit of 5 per app is not
-    /// checked here: PostgreSQL enforces it (PRODUCT.md, `native_app_limit`).
+    /// checked here: PostgreSQL enforces it (docs/protocol.md#app-limits, `native_app_limit`).
     /// - Returns: the canonical fingerprints in the order given, or the first problem found.
     public static func parse(_ raws: [String]) -> Result<[CertificateFingerprint], IdentifierProblem> {
         if raws.isEmpty {
@@ -297,7 +298,7 @@ public enum Fingerprints {
 
 /// A registered iOS app: its Team ID and bundle ID.
 public struct IOSApp: Sendable, Equatable {
-    /// The Apple Developer Team ID, the App ID prefix for almost every app (research §1.4).
+    /// The Apple Developer Team ID, the App ID prefix for almost every app (docs/association.md#apple-identifiers).
     public let teamID: TeamID
     /// The bundle ID, as typed.
     public let bundleID: BundleID
@@ -315,7 +316,8 @@ public struct IOSApp: Sendable, Equatable {
 public struct AndroidApp: Sendable, Equatable {
     /// The application ID (`package_name` in assetlinks.json).
     public let packageName: PackageName
-    /// Every registered certificate, canonical; a verified file must list all of them (PRODUCT.md).
+    /// Every registered certificate, canonical; a verified file must list all of them
+    /// (docs/association.md#android-evaluation).
     public let fingerprints: [CertificateFingerprint]
 
     /// Creates an app from validated identifiers.

@@ -275,7 +275,7 @@ extension JSONValue {
 
 // MARK: - Body checks shared by both judges
 
-/// The checks before any structure: the `Content-Type` and strict JSON (research §4.1 steps 8–11).
+/// The checks before any structure: the `Content-Type` and strict JSON (docs/association.md#fetch-stage).
 enum BodyCheck {
     /// Why a body is not strict JSON, as a sentence for a `not_json` problem.
     struct NotJSON: Error {

@@ -5,7 +5,8 @@ public enum AssociationFile: String, Sendable, CaseIterable {
     /// `assetlinks.json` (Android App Links, Digital Asset Links).
     case assetLinks = "assetlinks.json"
 
-    /// The path the platforms fetch, with no file extension for the AASA (research §1.1, §2.1).
+    /// The path the platforms fetch, with no file extension for the AASA (docs/association.md#aasa-hosting,
+    /// docs/association.md#assetlinks-hosting).
     public var wellKnownPath: String {
         switch self {
         case .appleAppSiteAssociation: "/.well-known/apple-app-site-association"
@@ -14,7 +15,8 @@ public enum AssociationFile: String, Sendable, CaseIterable {
     }
 
     /// The largest body accepted, in bytes: 131 072 (128 KB, Apple's uncompressed limit since iOS 9.3.1,
-    /// research §1.1) and 1 048 576 (1 MiB, the AOSP verifier's limit, research §2.6).
+    /// docs/association.md#aasa-hosting) and 1 048 576 (1 MiB, the AOSP verifier's limit,
+    /// docs/association.md#android-verification).
     public var maximumBytes: Int {
         switch self {
         case .appleAppSiteAssociation: 131_072
@@ -23,7 +25,7 @@ public enum AssociationFile: String, Sendable, CaseIterable {
     }
 }
 
-/// The stable problem codes of PRODUCT.md's table ("Mobile apps and association files"), as sent in
+/// The stable problem codes of docs/protocol.md#problem-codes, as sent in
 /// `link.problems[].code`.
 ///
 /// The fetcher produces `file_missing`, `redirected`, `http_status`, `tls_error`, `timeout`, `dns_error`,
@@ -62,9 +64,10 @@ public enum ProblemCode: String, Sendable, Codable, CaseIterable {
     /// The App ID is absent from `webcredentials.apps`.
     case webcredentialsMissing = "webcredentials_missing"
 
-    /// Whether this code keeps an app of `file`'s platform from being verified, per PRODUCT.md's table:
+    /// Whether this code keeps an app of `file`'s platform from being verified, per docs/protocol.md#problem-codes:
     /// every code blocks except `webcredentials_missing`, and `content_type`, which blocks for assetlinks
-    /// only (Google requires `application/json`; Apple's current pages do not, research §1.1).
+    /// only (Google requires `application/json`; Apple's current pages do not,
+    /// docs/association.md#aasa-hosting).
     /// `timeout` and `dns_error` block "after retries": retrying is the scheduler's job.
     public func blocksVerification(for file: AssociationFile) -> Bool {
         switch self {
@@ -77,7 +80,7 @@ public enum ProblemCode: String, Sendable, Codable, CaseIterable {
 
 /// One thing wrong with a domain's association file for one app, as shown in `link.problems`.
 public struct Problem: Sendable, Equatable, Codable {
-    /// The stable code from PRODUCT.md's table.
+    /// The stable code from docs/protocol.md#problem-codes.
     public let code: ProblemCode
     /// What exactly is missing or wrong, naming the path, the near misses or the absent fingerprint.
     public let message: String
@@ -91,7 +94,7 @@ public struct Problem: Sendable, Equatable, Codable {
         self.blocking = blocking
     }
 
-    /// Creates a problem whose `blocking` flag follows PRODUCT.md's table for `file`.
+    /// Creates a problem whose `blocking` flag follows docs/protocol.md#problem-codes for `file`.
     public init(code: ProblemCode, message: String, file: AssociationFile) {
         self.init(code: code, message: message, blocking: code.blocksVerification(for: file))
     }

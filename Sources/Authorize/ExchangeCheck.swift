@@ -1,6 +1,7 @@
 import PKCE
 
-/// The exchange's checks that run after the code is consumed (PRODUCT.md "Exchange", rows 4–6).
+/// The exchange's checks that run after the code is consumed (docs/protocol.md#exchange-row-4,
+/// docs/protocol.md#exchange-row-5, docs/protocol.md#exchange-row-6).
 ///
 /// Pure: the store consumes the code atomically and hands over what the start recorded; this decides.
 public enum ExchangeCheck {

@@ -1,6 +1,6 @@
 /// Every error code the server puts on the wire, with its exact spelling as the raw value.
 ///
-/// Source: PRODUCT.md "Errors the seed names", "Exchange", "Admin API"; seed 003's error table;
+/// Source: docs/protocol.md#error-codes;
 /// RFC 6749 §4.1.2.1 and §5.2; RFC 6750 §3.1 (`invalid_token`).
 public enum OAuthErrorCode: String, Sendable, CaseIterable {
     /// A malformed request: a repeated parameter, a missing or mistyped field (RFC 6749 §4.1.2.1, §5.2).
@@ -15,31 +15,34 @@ public enum OAuthErrorCode: String, Sendable, CaseIterable {
     case unsupportedResponseType = "unsupported_response_type"
     /// The person declined consent (RFC 6749 §4.1.2.1).
     case accessDenied = "access_denied"
-    /// `state` missing, empty, over 512 scalars, not UTF-8 or holding a control character (PRODUCT.md "`state`").
+    /// `state` missing, empty, over 512 scalars, not UTF-8 or holding a control character (docs/protocol.md#state).
     case invalidState = "invalid_state"
-    /// `redirect_uri` / `redirectUri` missing (PRODUCT.md "Start" 3, "Exchange" 4).
+    /// `redirect_uri` / `redirectUri` missing (docs/protocol.md#start-check-3, docs/protocol.md#exchange-row-4).
     case redirectURIRequired = "redirect_uri_required"
-    /// A redirect URI that is malformed, unregistered, or not the start's (PRODUCT.md "Start" 3, "Exchange" 5).
+    /// A redirect URI that is malformed, unregistered, or not the start's (docs/protocol.md#start-check-3,
+    /// docs/protocol.md#exchange-row-5).
     case redirectURIMismatch = "redirect_uri_mismatch"
-    /// A custom scheme in production without the operator's exception (RFC 8252 §8.6; seed 003).
+    /// A custom scheme in production without the operator's exception (RFC 8252 §8.6; docs/protocol.md#start-check-3).
     case customSchemeNotAllowed = "custom_scheme_not_allowed"
-    /// An https link whose domain does not (yet) list the environment's app (RFC 8252 §7.2; seed 003).
+    /// An https link whose domain does not (yet) list the environment's app (RFC 8252 §7.2;
+    /// docs/protocol.md#link-verification).
     case nativeRedirectNotVerified = "native_redirect_not_verified"
-    /// A loopback redirect in production (PRODUCT.md "Where a sign-in may return").
+    /// A loopback redirect in production (docs/protocol.md#redirect-kinds).
     case loopbackRedirectNotAllowed = "loopback_redirect_not_allowed"
-    /// No `code_challenge` (RFC 9700 §2.1.1; seed 003).
+    /// No `code_challenge` (RFC 9700 §2.1.1; docs/protocol.md#start-check-5).
     case pkceRequired = "pkce_required"
-    /// `code_challenge_method` missing or not exactly `S256` (RFC 7636 §4.3; seed 003).
+    /// `code_challenge_method` missing or not exactly `S256` (RFC 7636 §4.3; docs/protocol.md#start-check-5).
     case pkceMethodUnsupported = "pkce_method_unsupported"
-    /// A challenge that is not canonical base64url of 32 bytes (RFC 7636 §4.2; seed 003).
+    /// A challenge that is not canonical base64url of 32 bytes (RFC 7636 §4.2; docs/protocol.md#start-check-5).
     case invalidCodeChallenge = "invalid_code_challenge"
-    /// A verifier that is missing, malformed or does not match the challenge (RFC 7636 §4.6; seed 003).
+    /// A verifier that is missing, malformed or does not match the challenge (RFC 7636 §4.6;
+    /// docs/protocol.md#exchange-row-6).
     case pkceVerificationFailed = "pkce_verification_failed"
-    /// A session past its absolute or idle window (PRODUCT.md "Sessions"; seed 003).
+    /// A session past its absolute or idle window (docs/protocol.md#refresh-row-5, docs/protocol.md#session-windows).
     case reauthenticationRequired = "reauthentication_required"
-    /// Too many apps for a platform, or certificates for an Android app (PRODUCT.md "Mobile apps").
+    /// Too many apps for a platform, or certificates for an Android app (docs/protocol.md#app-limits).
     case nativeAppLimit = "native_app_limit"
-    /// An iOS app from another Apple team than the environment's (PRODUCT.md "Mobile apps").
+    /// An iOS app from another Apple team than the environment's (docs/protocol.md#app-limits).
     case nativeAppTeamMismatch = "native_app_team_mismatch"
     /// An unexpected failure; details stay in the log (RFC 6749 §4.1.2.1).
     case serverError = "server_error"
@@ -47,19 +50,19 @@ public enum OAuthErrorCode: String, Sendable, CaseIterable {
     case temporarilyUnavailable = "temporarily_unavailable"
     /// No or unknown bearer token on the admin or session API (RFC 6750 §3.1).
     case invalidToken = "invalid_token"
-    /// A key acting outside its environment (PRODUCT.md "Admin API").
+    /// A key acting outside its environment (docs/protocol.md#admin-errors).
     case forbidden = "forbidden"
-    /// No such resource (PRODUCT.md "Admin API").
+    /// No such resource (docs/protocol.md#admin-errors).
     case notFound = "not_found"
-    /// A duplicate resource (PRODUCT.md "Admin API").
+    /// A duplicate resource (docs/protocol.md#admin-errors).
     case conflict = "conflict"
 
-    /// The HTTP status when this code is answered directly (not redirected), from seed 003's error table
-    /// and PRODUCT.md.
+    /// The HTTP status when this code is answered directly (not redirected), from
+    /// docs/protocol.md#error-codes.
     ///
-    /// `invalid_client` is 401 here, as on the exchange, token and refresh endpoints (PRODUCT.md
-    /// "Exchange" row 1; RFC 6749 §5.2). The start shows it with 400 (PRODUCT.md "Start: order of checks"
-    /// 2), which it expresses with `OAuthError`'s explicit `status`; this table stays context-free.
+    /// `invalid_client` is 401 here, as on the exchange, token and refresh endpoints
+    /// (docs/protocol.md#exchange-row-1; RFC 6749 §5.2). The start shows it with 400 (docs/protocol.md#start-check-2),
+    /// which it expresses with `OAuthError`'s explicit `status`; this table stays context-free.
     public var httpStatus: Int {
         switch self {
         case .invalidRequest, .invalidGrant, .unsupportedGrantType, .unsupportedResponseType, .invalidState,
@@ -90,8 +93,8 @@ public enum OAuthErrorCode: String, Sendable, CaseIterable {
     /// - `/oauth2/authorize`: every other code is `invalid_request` (RFC 7636 §4.4.1 for the PKCE errors,
     ///   RFC 6749 §4.1.2.1 for `state` and the redirect URI).
     /// - `/oauth2/token`: `redirect_uri_required`, `redirect_uri_mismatch`, `pkce_verification_failed`
-    ///   and `reauthentication_required` are `invalid_grant` (RFC 6749 §5.2, RFC 7636 §4.6; PRODUCT.md
-    ///   "Standard OAuth surface"); `invalid_token` is `invalid_client` (a bad bearer on the token
+    ///   and `reauthentication_required` are `invalid_grant` (RFC 6749 §5.2, RFC 7636 §4.6;
+    ///   docs/protocol.md#token-errors); `invalid_token` is `invalid_client` (a bad bearer on the token
     ///   endpoint, RFC 6749 §5.2); every other code is `invalid_request`.
     /// - Parameter endpoint: the standard endpoint answering.
     public func rfcCode(at endpoint: StandardEndpoint) -> OAuthErrorCode {
@@ -120,7 +123,7 @@ public enum OAuthErrorCode: String, Sendable, CaseIterable {
 
 /// The standard RFC 6749 endpoints, whose `error` is restricted to RFC codes.
 ///
-/// Source: PRODUCT.md "Standard OAuth surface".
+/// Source: docs/protocol.md#standard-surface.
 public enum StandardEndpoint: Sendable, Equatable {
     /// `GET /oauth2/authorize` (RFC 6749 §4.1.2.1 error codes).
     case authorize
@@ -130,7 +133,7 @@ public enum StandardEndpoint: Sendable, Equatable {
 
 /// Where an error is answered, which decides how its code and description are spelled on the wire.
 ///
-/// Source: PRODUCT.md "Start: order of checks" (last paragraph) and "Standard OAuth surface".
+/// Source: docs/protocol.md#authorize-errors, docs/protocol.md#token-errors.
 public enum ErrorSurface: Sendable, Equatable {
     /// ZevAuth's own endpoints (`/v1/...`): `error` is the product code.
     case zevAuth
@@ -143,7 +146,7 @@ public enum ErrorSurface: Sendable, Equatable {
 /// is answered directly.
 ///
 /// `description` is sent as `error_description`: it never carries a code, verifier, token, password or
-/// any echoed request value (STYLE.md "Redact by default").
+/// any echoed request value (docs/protocol.md#json-error-body).
 /// `status` is usually `code.httpStatus`; the one context-dependent status in the contract, the start's
 /// 400 `invalid_client`, is set explicitly by the code that raises it. A redirected error's `status` is
 /// not used (the redirect is a 303).
@@ -175,7 +178,7 @@ public struct OAuthError: Error, Sendable, Equatable {
     }
 
     /// The `error_description` value on the given surface. On a standard endpoint it always begins with
-    /// the product code and `": "` (PRODUCT.md: "`error_description` begins with this page's code"), even
+    /// the product code and `": "` (docs/protocol.md#authorize-errors), even
     /// when the product code is itself an RFC code, so clients can parse it one way.
     public func wireDescription(on surface: ErrorSurface) -> String {
         switch surface {

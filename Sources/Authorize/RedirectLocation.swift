@@ -5,7 +5,7 @@ import Encoding
 /// percent-encoded leaving only RFC 3986 unreserved characters bare (`FormURLEncoding.encode`).
 ///
 /// Source: RFC 6749 §4.1.2 and §3.1.2 ("MUST retain" the query component), RFC 9207 (`iss`),
-/// PRODUCT.md "Sign-in round trip" 3 and "`state`".
+/// docs/protocol.md#redirect-back and docs/protocol.md#state.
 /// - Parameters:
 ///   - base: the requested redirect URI (for a loopback, with its own port).
 ///   - parameters: ordered `(name, value)` pairs; see `successRedirectParameters` and
@@ -34,7 +34,7 @@ public func successRedirectParameters(code: String, state: OAuthState, issuer: S
 }
 
 /// The parameters of a redirected error, in order: `error`, `error_description`, `state` (when known),
-/// `iss` (RFC 6749 §4.1.2.1, RFC 9207 §2; PRODUCT.md "Start: order of checks").
+/// `iss` (RFC 6749 §4.1.2.1, RFC 9207 §2; docs/protocol.md#start-order).
 /// - Parameters:
 ///   - error: the error to report.
 ///   - state: the client's state; `nil` leaves `state` out.

@@ -11,7 +11,7 @@ public enum RedirectKind: String, Sendable, Equatable {
 }
 
 /// Why a string is not an acceptable redirect URI. Each case names one rule, so the admin API can say
-/// which (PRODUCT.md "Where a sign-in may return": "Registration refuses what could never be safe").
+/// which (docs/protocol.md#callback-registration: "Registration refuses what could never be safe").
 public enum RedirectURIProblem: String, Error, Sendable, Equatable, CaseIterable {
     /// The string is empty.
     case empty
@@ -56,10 +56,10 @@ public enum RedirectURIProblem: String, Error, Sendable, Equatable, CaseIterable
     case responseParameterInQuery = "response_parameter_in_query"
 }
 
-/// A parsed redirect URI: one of exactly the shapes PRODUCT.md "Where a sign-in may return" allows.
+/// A parsed redirect URI: one of exactly the shapes docs/protocol.md#redirect-kinds allows.
 ///
 /// Nothing is normalised: `raw` is the string as written, and matching is byte for byte except the
-/// loopback port (RFC 8252 §7.3; PRODUCT.md "Loopback matching"). Accepted shapes:
+/// loopback port (RFC 8252 §7.3; docs/protocol.md#loopback-matching). Accepted shapes:
 /// - link: `https://host[:port]/path[?query]`, `host` a lower-case DNS name of two or more labels;
 /// - loopback: `http://127.0.0.1[:port]/path[?query]`, `http://[::1][:port]/…`, `http://localhost[:port]/…`;
 /// - custom scheme: `reverse.domain.scheme:/path[?query]` or `reverse.domain.scheme://host[:port][/path][?query]`.
@@ -161,7 +161,7 @@ public struct RedirectURI: Sendable, Equatable {
 
     /// Whether this (requested) URI matches a registered one.
     ///
-    /// Loopback (RFC 8252 §7.3; PRODUCT.md "Loopback matching"): same scheme, same host literal, same path
+    /// Loopback (RFC 8252 §7.3; docs/protocol.md#loopback-matching): same scheme, same host literal, same path
     /// and query, any port (the registered URI may have none). Every other kind, and any mix of kinds:
     /// byte-for-byte equality of `raw`.
     /// - Parameter registered: a URI from the environment's registered callbacks.

@@ -1,8 +1,8 @@
 import Encoding
 import PKCE
 
-/// Development or production: decides which redirect kinds a start accepts (PRODUCT.md "Where a sign-in
-/// may return").
+/// Development or production: decides which redirect kinds a start accepts
+/// (docs/protocol.md#redirect-kinds).
 public enum EnvironmentKind: String, Sendable, Equatable {
     /// `pk_test_…`: every registered kind is allowed.
     case development
@@ -15,7 +15,7 @@ public struct RegisteredRedirect: Sendable, Equatable {
     /// The registered URI (parsed when it was registered).
     public let uri: RedirectURI
     /// For a custom scheme: the operator enabled this scheme for one of the environment's apps
-    /// (PRODUCT.md "Admin API", `productionCustomScheme`). Ignored for other kinds and in development.
+    /// (docs/protocol.md#admin-calls, `productionCustomScheme`). Ignored for other kinds and in development.
     public let productionCustomSchemeAllowed: Bool
     /// For a link, in the environment's own sense: in development, the link's domain is a verified
     /// project domain; in production, the domain's latest association check verified one of the
@@ -50,8 +50,8 @@ public struct ClientEnvironment: Sendable, Equatable {
     }
 }
 
-/// The only meaningful `prompt` value (OpenID Connect Core §3.1.2.1's `login`; PRODUCT.md "Sign-in round
-/// trip" 1–2). Other values are ignored.
+/// The only meaningful `prompt` value (OpenID Connect Core §3.1.2.1's `login`;
+/// docs/protocol.md#start-parameters). Other values are ignored.
 public enum Prompt: String, Sendable, Equatable {
     /// Ask for the password even when a ZevID browser session exists.
     case login
@@ -87,8 +87,8 @@ public enum StartDecision: Sendable, Equatable {
     case redirect(OAuthError, to: RedirectURI, state: OAuthState?)
 }
 
-/// The checks of `GET /v1/auth/zevid/start` and `GET /oauth2/authorize`, in PRODUCT.md "Start: order of
-/// checks" order.
+/// The checks of `GET /v1/auth/zevid/start` and `GET /oauth2/authorize`, in the order of
+/// docs/protocol.md#start-order.
 public enum StartValidator {
     /// The longest `login_hint` kept, in Unicode scalars (RFC 5321 §4.5.3.1: a path is at most 256 octets;
     /// 320 leaves room for the 64 + 255 local part and domain).
@@ -132,7 +132,7 @@ public enum StartValidator {
     /// `application/x-www-form-urlencoded` (`FormURLEncoding.decodeComponent`). A value with a malformed
     /// `%` escape, invalid UTF-8 or a U+0000 (`StorableText`, docs/protocol.md "Text values") becomes an
     /// invalid value of its parameter, so it never reaches `lookupClient`: `state` → `invalid_state`
-    /// (PRODUCT.md "`state`": "must be valid UTF-8 … otherwise `invalid_state`"), `client_id` →
+    /// (docs/protocol.md#state: not valid UTF-8 is `invalid_state`), `client_id` →
     /// `invalid_client`, `redirect_uri` → `redirect_uri_mismatch`, `code_challenge` →
     /// `invalid_code_challenge`, and so on; an undecodable `login_hint` is ignored.
     /// - Parameters:
@@ -214,7 +214,7 @@ public enum StartValidator {
         return .success(parameters)
     }
 
-    /// PRODUCT.md "Start: order of checks" 2: the publishable key must name an environment. Shown with 400,
+    /// docs/protocol.md#start-check-2: the publishable key must name an environment. Shown with 400,
     /// not the token endpoint's 401: no client authentication was attempted (RFC 6749 §4.1.2.1).
     static func checkClient(
         _ parameters: [String: String], lookupClient: (String) -> ClientEnvironment?
@@ -225,7 +225,7 @@ public enum StartValidator {
         return .success(client)
     }
 
-    /// PRODUCT.md "Where a sign-in may return" and "Start: order of checks" 3. Returns the requested URI once
+    /// docs/protocol.md#redirect-kinds and docs/protocol.md#start-check-3. Returns the requested URI once
     /// it matches a registered one that this environment may use.
     static func checkRedirect(_ parameters: [String: String], client: ClientEnvironment) -> Result<RedirectURI, OAuthError> {
         guard let raw = present(parameters["redirect_uri"]) else {
@@ -262,7 +262,7 @@ public enum StartValidator {
         return .success(requested)
     }
 
-    /// PRODUCT.md "`state`": 1–512 scalars, no Cc. Missing and empty are both invalid.
+    /// docs/protocol.md#state: 1–512 scalars, no Cc. Missing and empty are both invalid.
     static func checkState(_ parameters: [String: String]) -> OAuthState? {
         present(parameters["state"]).flatMap(OAuthState.init(decoded:))
     }
@@ -313,7 +313,7 @@ public enum StartValidator {
         return hint
     }
 
-    /// PRODUCT.md: "An empty parameter counts as missing."
+    /// docs/protocol.md#empty-parameter: "An empty parameter counts as missing."
     private static func present(_ value: String?) -> String? {
         guard let value, !value.isEmpty else { return nil }
         return value

@@ -26,9 +26,9 @@ public struct Outcome: Sendable, Equatable {
     public static func expect(_ condition: Bool, _ seen: String) -> Outcome { condition ? .pass(seen) : .fail(seen) }
 }
 
-/// One reported check: its clause (`RFC 7636 §4.6`, `PRODUCT exchange: replay`), a title, and the outcome.
+/// One reported check: its clause (`RFC 7636 §4.6`, `protocol.md#exchange-replay`), a title, and the outcome.
 public struct CheckResult: Sendable, Equatable, Codable {
-    /// The rule checked: an RFC section or a PRODUCT.md section.
+    /// The rule checked: an RFC section or a docs/protocol.md anchor.
     public let clause: String
     /// What the check proves, e.g. `pkce: wrong verifier is refused`.
     public let title: String
@@ -49,7 +49,7 @@ public struct CheckResult: Sendable, Equatable, Codable {
 /// Removes secrets from every line the client prints: each value registered with ``register(_:)`` (codes,
 /// tokens, verifiers, the password, keys, the TOTP secret), and anything shaped like a credential the
 /// server mints (`hoc_…`, `zat_…`, `zrt_…`, `sk_test_…`, `sk_live_…`, `zop_…`, `zbs_…`, `zbb_…`, `zrc_…`).
-/// Publishable keys (`pk_…`) are not secret (PRODUCT.md) and stay.
+/// Publishable keys (`pk_…`) are not secret (docs/protocol.md#publishable-key) and stay.
 public final class Redactor: Sendable {
     private let secrets = Mutex<Set<String>>([])
 

@@ -165,35 +165,35 @@ public final class Suite {
     public func run(onResult: @escaping (CheckResult) -> Void = { _ in }) -> [CheckResult] {
         self.onResult = onResult
         group("RFC 8414 §3", "metadata", metadataChecks)
-        group("PRODUCT round trip", "sign-in, exchange and session", roundTripChecks)
-        group("PRODUCT start: order of checks", "start errors shown to the person", shownStartErrors)
-        group("PRODUCT start: order of checks", "start errors redirected with state and iss", redirectedStartErrors)
+        group("protocol.md#round-trip", "sign-in, exchange and session", roundTripChecks)
+        group("protocol.md#start-order", "start errors shown to the person", shownStartErrors)
+        group("protocol.md#start-order", "start errors redirected with state and iss", redirectedStartErrors)
         group("RFC 8252 §7.3", "loopback on any port", loopbackChecks)
-        group("PRODUCT exchange", "exchange errors in order", exchangeErrors)
-        group("PRODUCT exchange", "single use and replay", replayChecks)
-        group("PRODUCT exchange", "16 concurrent exchanges of one code", concurrencyCheck)
-        group("PRODUCT sessions", "refresh rotation and reuse", refreshChecks)
+        group("protocol.md#exchange", "exchange errors in order", exchangeErrors)
+        group("protocol.md#exchange", "single use and replay", replayChecks)
+        group("protocol.md#exchange", "16 concurrent exchanges of one code", concurrencyCheck)
+        group("protocol.md#sessions", "refresh rotation and reuse", refreshChecks)
         group("RFC 7009 §2", "revocation", revokeChecks)
-        group("PRODUCT standard OAuth surface", "/oauth2 endpoints", standardChecks)
+        group("protocol.md#standard-surface", "/oauth2 endpoints", standardChecks)
         if options.secretKey != nil {
             group("RFC 7662 §2", "introspection", introspectionChecks)
         } else {
             record("RFC 7662 §2", "introspection", .skip("no --secret-key given"))
         }
         if options.productionClientID != nil {
-            group("PRODUCT where a sign-in may return", "production refusals", productionChecks)
+            group("protocol.md#redirect-kinds", "production refusals", productionChecks)
         } else {
-            record("PRODUCT where a sign-in may return", "production refusals", .skip("no --production-client-id given"))
+            record("protocol.md#redirect-kinds", "production refusals", .skip("no --production-client-id given"))
         }
         if options.operatorToken != nil {
-            group("PRODUCT admin API", "throwaway fixtures", fixtureChecks)
+            group("protocol.md#admin-api", "throwaway fixtures", fixtureChecks)
         } else {
-            record("PRODUCT admin API", "registration refusals and held redirects", .skip("no --operator-token given"))
+            record("protocol.md#admin-api", "registration refusals and held redirects", .skip("no --operator-token given"))
         }
         if options.associationHosts.isEmpty {
-            record("PRODUCT mobile apps and association files", "served association files", .skip("no --association-host given"))
+            record("protocol.md#served-files", "served association files", .skip("no --association-host given"))
         } else {
-            group("PRODUCT mobile apps and association files", "served association files", associationChecks)
+            group("protocol.md#served-files", "served association files", associationChecks)
         }
         if options.slow {
             group("RFC 6749 §4.1.2", "code lifetime", slowChecks)
@@ -250,33 +250,33 @@ public final class Suite {
         }
         let verdicts = Verdicts.successRedirect(
             flow.final, redirectURI: options.redirectURI, state: Self.trickyState, issuer: options.issuer)
-        record("PRODUCT round trip step 3", "sign-in: redirected back to the redirect URI with a code", verdicts.codeReturned)
+        record("protocol.md#redirect-back", "sign-in: redirected back to the redirect URI with a code", verdicts.codeReturned)
         record("RFC 9207 §2", "sign-in: iss on the success redirect", verdicts.iss)
         record("RFC 6749 §4.1.2", "state: round trip with reserved and non-ASCII characters", verdicts.state)
         guard let back = flow.back(options.redirectURI), let code = back.value("code") else { return }
         redactor.register(code)
         record(
-            "PRODUCT state", "state: re-encoded with only unreserved characters bare",
+            "protocol.md#state", "state: re-encoded with only unreserved characters bare",
             Verdicts.stateEncoding(rawQuery: back.rawQuery, state: Self.trickyState))
 
         let answer = try exchange(code: code, verifier: pair.verifier, redirectURI: options.redirectURI, key: options.clientID)
-        record("PRODUCT exchange", "exchange: 200 with the session and the user", Verdicts.sessionShape(answer))
+        record("protocol.md#exchange", "exchange: 200 with the session and the user", Verdicts.sessionShape(answer))
         record("RFC 6749 §5.1", "exchange: Cache-Control no-store on the 200", Verdicts.noStore(answer))
         guard let answerTokens = tokens(answer) else { return }
         let session = try sessionStatus(answerTokens.access)
         let email = (session.json?["user"] as? [String: Any])?["email"] as? String
         record(
-            "PRODUCT sessions", "GET /v1/auth/session: 200 with the signed-in user",
+            "protocol.md#sessions", "GET /v1/auth/session: 200 with the signed-in user",
             .expect(
                 session.status == 200 && email?.lowercased() == options.email.lowercased(),
                 Verdicts.describe(session) + (email == nil ? " without user.email" : "")))
         let anonymous = try agent.send(.get, "/v1/auth/session", headers: [("Accept", "application/json")])
         record(
-            "PRODUCT sessions", "GET /v1/auth/session: 401 without an access token",
+            "protocol.md#sessions", "GET /v1/auth/session: 401 without an access token",
             .expect(anonymous.status == 401, Verdicts.describe(anonymous)))
         let bogus = try sessionStatus("zat_" + String(repeating: "A", count: 43))
         record(
-            "PRODUCT sessions", "GET /v1/auth/session: 401 for an unknown access token",
+            "protocol.md#sessions", "GET /v1/auth/session: 401 for an unknown access token",
             .expect(bogus.status == 401, Verdicts.describe(bogus)))
     }
 
@@ -318,48 +318,49 @@ public final class Suite {
         if options.redirectURI.hasPrefix("http://127.0.0.1") {
             let other = "http://localhost" + options.redirectURI.dropFirst("http://127.0.0.1".count)
             try shown(
-                "PRODUCT loopback matching", "start: 127.0.0.1 and localhost are different hosts → 400 redirect_uri_mismatch",
+                "protocol.md#loopback-matching", "start: 127.0.0.1 and localhost are different hosts → 400 redirect_uri_mismatch",
                 base.setting("redirect_uri", other), status: 400, error: "redirect_uri_mismatch")
         }
         try shown(
-            "PRODUCT state", "start: state missing → 400 invalid_state, shown", base.removing("state"), status: 400, error: "invalid_state")
+            "protocol.md#state", "start: state missing → 400 invalid_state, shown", base.removing("state"), status: 400,
+            error: "invalid_state")
         try shown(
             "RFC 6749 §3.1", "start: state empty counts as missing → 400 invalid_state", base.setting("state", ""), status: 400,
             error: "invalid_state")
         try shown(
-            "PRODUCT state", "start: state of 513 characters → 400 invalid_state",
+            "protocol.md#state", "start: state of 513 characters → 400 invalid_state",
             base.setting("state", String(repeating: "s", count: 513)),
             status: 400, error: "invalid_state")
         try shown(
-            "PRODUCT state", "start: state with a C0 control → 400 invalid_state", base.setting("state", "a\u{01}b"), status: 400,
+            "protocol.md#state", "start: state with a C0 control → 400 invalid_state", base.setting("state", "a\u{01}b"), status: 400,
             error: "invalid_state")
         try shown(
-            "PRODUCT state", "start: state with a C1 control → 400 invalid_state", base.setting("state", "a\u{85}b"), status: 400,
+            "protocol.md#state", "start: state with a C1 control → 400 invalid_state", base.setting("state", "a\u{85}b"), status: 400,
             error: "invalid_state")
         let invalidUTF8 = base.path + "?" + FormURLEncoding.encode(base.removing("state").pairs) + "&state=%FF%FE"
         let utf8Answer = try browser.get(invalidUTF8, accept: json)
         record(
-            "PRODUCT state", "start: state that is not UTF-8 → 400 invalid_state",
+            "protocol.md#state", "start: state that is not UTF-8 → 400 invalid_state",
             Verdicts.shownError(utf8Answer, status: 400, error: "invalid_state"))
         let longest = try browser.get(base.setting("state", String(repeating: "é", count: 512)).target())
         record(
-            "PRODUCT state", "start: state of 512 non-ASCII characters is accepted",
+            "protocol.md#state", "start: state of 512 non-ASCII characters is accepted",
             Verdicts.startProceeds(longest, issuer: options.issuer, redirectURI: options.redirectURI))
 
-        // Order (PRODUCT.md "Start: order of checks").
+        // Order (docs/protocol.md#start-order).
         var duplicateFirst = base.setting("client_id", "pk_test_unknown").removing("redirect_uri")
         duplicateFirst.pairs.append(("code_challenge", challenge))
         try shown(
-            "PRODUCT start order 1", "start order: a repeated parameter wins over an unknown client", duplicateFirst, status: 400,
+            "protocol.md#start-check-1", "start order: a repeated parameter wins over an unknown client", duplicateFirst, status: 400,
             error: "invalid_request")
         try shown(
-            "PRODUCT start order 2", "start order: an unknown client wins over a missing redirect_uri",
+            "protocol.md#start-check-2", "start order: an unknown client wins over a missing redirect_uri",
             base.setting("client_id", "pk_test_unknown").removing("redirect_uri"), status: 400, error: "invalid_client")
         try shown(
-            "PRODUCT start order 3", "start order: an unregistered redirect_uri wins over a missing state",
+            "protocol.md#start-check-3", "start order: an unregistered redirect_uri wins over a missing state",
             base.setting("redirect_uri", options.redirectURI + "-other").removing("state"), status: 400, error: "redirect_uri_mismatch")
         try shown(
-            "PRODUCT start order 4", "start order: a missing state is shown, not redirected, even without PKCE",
+            "protocol.md#start-check-4", "start order: a missing state is shown, not redirected, even without PKCE",
             base.removing("state").removing("code_challenge"), status: 400, error: "invalid_state")
 
         // A person's browser gets a page, not JSON, and no redirect.
@@ -395,7 +396,7 @@ public final class Suite {
             "RFC 7636 §7.2", "pkce: code_challenge_method=plain → pkce_method_unsupported", base.setting("code_challenge_method", "plain"),
             error: "pkce_method_unsupported")
         try redirected(
-            "PRODUCT start 5", "pkce: code_challenge_method=s256 (case) → pkce_method_unsupported",
+            "protocol.md#start-check-5", "pkce: code_challenge_method=s256 (case) → pkce_method_unsupported",
             base.setting("code_challenge_method", "s256"),
             error: "pkce_method_unsupported")
         try redirected(
@@ -429,7 +430,7 @@ public final class Suite {
         while withRandom.hasSuffix(":\(otherPort)") || withRandom.contains(":\(otherPort)/") { otherPort = randomPort() }
         let mismatched = try exchange(issued, redirectURI: Verdicts.withPort(options.redirectURI, otherPort))
         record(
-            "RFC 6749 §4.1.3, PRODUCT exchange 5", "exchange: the same loopback path on another port → 400 redirect_uri_mismatch",
+            "RFC 6749 §4.1.3, protocol.md#exchange-row-5", "exchange: the same loopback path on another port → 400 redirect_uri_mismatch",
             Verdicts.jsonError(mismatched, status: 400, error: "redirect_uri_mismatch"))
         let second = try issue(redirectURI: withRandom)
         let ok = try exchange(second)
@@ -445,18 +446,18 @@ public final class Suite {
         let unknownCode = "hoc_" + String(repeating: "Q", count: 43)
         let noKey = try exchange(code: unknownCode, verifier: agent.pkce().verifier, redirectURI: options.redirectURI, key: nil)
         record(
-            "PRODUCT exchange 1", "exchange: no publishable key → 401 invalid_client",
+            "protocol.md#exchange-row-1", "exchange: no publishable key → 401 invalid_client",
             Verdicts.jsonError(noKey, status: 401, error: "invalid_client"))
-        record("RFC 6749 §5.1, PRODUCT exchange", "exchange: Cache-Control no-store on a 401", Verdicts.noStore(noKey))
+        record("RFC 6749 §5.1, protocol.md#exchange", "exchange: Cache-Control no-store on a 401", Verdicts.noStore(noKey))
         let unknownKey = try exchange(
             code: unknownCode, verifier: agent.pkce().verifier, redirectURI: options.redirectURI,
             key: "pk_test_" + String(repeating: "Z", count: 43))
         record(
-            "PRODUCT exchange 1", "exchange: unknown publishable key → 401 invalid_client",
+            "protocol.md#exchange-row-1", "exchange: unknown publishable key → 401 invalid_client",
             Verdicts.jsonError(unknownKey, status: 401, error: "invalid_client"))
         let orderOne = try agent.postRaw(Self.exchangePath, Array("not json".utf8), bearer: nil)
         record(
-            "PRODUCT exchange order", "exchange order: no key wins over a broken body",
+            "protocol.md#exchange-checks", "exchange order: no key wins over a broken body",
             Verdicts.jsonError(orderOne, status: 401, error: "invalid_client"))
         let bodies: [(String, [UInt8])] = [
             ("not JSON", Array("code=hoc_x".utf8)),
@@ -468,18 +469,18 @@ public final class Suite {
         for (what, body) in bodies {
             let observed = try agent.postRaw(Self.exchangePath, body, bearer: options.clientID)
             record(
-                "PRODUCT exchange 2", "exchange: body with \(what) → 400 invalid_request",
+                "protocol.md#exchange-row-2", "exchange: body with \(what) → 400 invalid_request",
                 Verdicts.jsonError(observed, status: 400, error: "invalid_request"))
         }
         let unknown = try exchange(
             code: unknownCode, verifier: agent.pkce().verifier, redirectURI: options.redirectURI, key: options.clientID)
         record(
-            "RFC 6749 §5.2, PRODUCT exchange 3", "exchange: unknown code → 400 invalid_grant",
+            "RFC 6749 §5.2, protocol.md#exchange-row-3", "exchange: unknown code → 400 invalid_grant",
             Verdicts.jsonError(unknown, status: 400, error: "invalid_grant"))
-        record("RFC 6749 §5.1, PRODUCT exchange", "exchange: Cache-Control no-store on a 400", Verdicts.noStore(unknown))
+        record("RFC 6749 §5.1, protocol.md#exchange", "exchange: Cache-Control no-store on a 400", Verdicts.noStore(unknown))
         let unknownNoRedirect = try exchange(code: unknownCode, verifier: nil, redirectURI: nil, key: options.clientID)
         record(
-            "PRODUCT exchange order", "exchange order: an unknown code wins over a missing redirectUri",
+            "protocol.md#exchange-checks", "exchange order: an unknown code wins over a missing redirectUri",
             Verdicts.jsonError(unknownNoRedirect, status: 400, error: "invalid_grant"))
 
         // Rows 4–6 each consume a code.
@@ -487,23 +488,24 @@ public final class Suite {
         let r4 = try exchange(
             code: missingRedirect.code, verifier: "wrong-" + String(repeating: "v", count: 40), redirectURI: nil, key: options.clientID)
         record(
-            "PRODUCT exchange 4", "exchange: redirectUri missing → 400 redirect_uri_required (before the verifier)",
+            "protocol.md#exchange-row-4", "exchange: redirectUri missing → 400 redirect_uri_required (before the verifier)",
             Verdicts.jsonError(r4, status: 400, error: "redirect_uri_required"))
         let consumed = try exchange(missingRedirect)
         record(
-            "PRODUCT exchange", "exchange: a code is consumed even when a later check failed → 400 invalid_grant",
+            "protocol.md#exchange", "exchange: a code is consumed even when a later check failed → 400 invalid_grant",
             Verdicts.jsonError(consumed, status: 400, error: "invalid_grant"))
 
         let wrongRedirect = try issue()
         let other = Verdicts.withPort(options.redirectURI, 1) == nil ? options.redirectURI + "-other" : options.redirectURI + "-other"
         let r5 = try exchange(wrongRedirect, verifier: String(repeating: "w", count: 43), redirectURI: other)
         record(
-            "RFC 6749 §4.1.3, PRODUCT exchange 5", "exchange: another redirectUri → 400 redirect_uri_mismatch (before the verifier)",
+            "RFC 6749 §4.1.3, protocol.md#exchange-row-5",
+            "exchange: another redirectUri → 400 redirect_uri_mismatch (before the verifier)",
             Verdicts.jsonError(r5, status: 400, error: "redirect_uri_mismatch"))
 
         let verifierCases: [(String, String, Any?)] = [
             ("RFC 7636 §4.5", "missing", nil),
-            ("PRODUCT exchange 6", "null", NSNull()),
+            ("protocol.md#exchange-row-6", "null", NSNull()),
             ("RFC 7636 §4.1", "42 characters", String(repeating: "a", count: 42)),
             ("RFC 7636 §4.1", "with characters outside the unreserved set", String(repeating: "a", count: 42) + "+"),
         ]
@@ -524,7 +526,7 @@ public final class Suite {
             Verdicts.jsonError(r6, status: 400, error: "pkce_verification_failed"))
         let afterWrong = try exchange(wrongVerifier)
         record(
-            "RFC 7636 §4.6, PRODUCT exchange", "pkce: after a wrong verifier the right one no longer works → 400 invalid_grant",
+            "RFC 7636 §4.6, protocol.md#exchange", "pkce: after a wrong verifier the right one no longer works → 400 invalid_grant",
             Verdicts.jsonError(afterWrong, status: 400, error: "invalid_grant"))
     }
 
@@ -534,17 +536,17 @@ public final class Suite {
         let issued = try issue()
         let first = try exchange(issued)
         guard first.status == 200, let firstTokens = tokens(first) else {
-            record("PRODUCT exchange", "replay: first exchange", .fail(Verdicts.describe(first)))
+            record("protocol.md#exchange", "replay: first exchange", .fail(Verdicts.describe(first)))
             return
         }
         let replay = try exchange(issued)
         record(
-            "RFC 6749 §4.1.2, PRODUCT exchange", "code: single use → the same code again is 400 invalid_grant",
+            "RFC 6749 §4.1.2, protocol.md#exchange", "code: single use → the same code again is 400 invalid_grant",
             Verdicts.jsonError(replay, status: 400, error: "invalid_grant"))
         let after = try sessionStatus(firstTokens.access)
         let refreshed = try refresh(firstTokens.refresh)
         record(
-            "RFC 6749 §4.1.2, PRODUCT exchange: replay", "replay: a valid replay revokes the session the code produced",
+            "RFC 6749 §4.1.2, protocol.md#exchange-replay", "replay: a valid replay revokes the session the code produced",
             .expect(
                 after.status == 401 && refreshed.status == 400 && refreshed.errorCode == "invalid_grant",
                 "GET /v1/auth/session \(after.status), refresh \(Verdicts.describe(refreshed))"))
@@ -558,7 +560,8 @@ public final class Suite {
         let invalidReplay = try exchange(second, verifier: agent.pkce().verifier)
         let still = try sessionStatus(live.access)
         record(
-            "OAuth 2.1 §7.5.2, PRODUCT exchange: replay", "replay: a replay with a wrong verifier is refused and does not end the session",
+            "OAuth 2.1 §7.5.2, protocol.md#exchange-replay",
+            "replay: a replay with a wrong verifier is refused and does not end the session",
             .expect(
                 invalidReplay.status == 400 && invalidReplay.errorCode == "invalid_grant" && still.status == 200,
                 "replay \(Verdicts.describe(invalidReplay)), then GET /v1/auth/session \(still.status)"))
@@ -567,7 +570,7 @@ public final class Suite {
                 code: second.code, verifier: second.verifier, redirectURI: second.redirectURI, key: options.productionClientID)
             let stillAfter = try sessionStatus(live.access)
             record(
-                "PRODUCT exchange 3", "replay: a replay with another environment's key does not end the session",
+                "protocol.md#exchange-row-3", "replay: a replay with another environment's key does not end the session",
                 .expect(
                     otherEnvironment.status == 400 && stillAfter.status == 200,
                     "replay \(Verdicts.describe(otherEnvironment)), then session \(stillAfter.status)"))
@@ -605,11 +608,12 @@ public final class Suite {
             case .failure(let error): throw error
             }
         }
-        record("PRODUCT exchange", "code: 16 concurrent exchanges of one code → exactly one 200", Verdicts.concurrentExchanges(observed))
+        record(
+            "protocol.md#exchange", "code: 16 concurrent exchanges of one code → exactly one 200", Verdicts.concurrentExchanges(observed))
         if let winner = observed.first(where: { $0.status == 200 }).flatMap(tokens) {
             let after = try sessionStatus(winner.access)
             record(
-                "PRODUCT exchange: replay", "code: the concurrent valid replays revoked the winner's session",
+                "protocol.md#exchange-replay", "code: the concurrent valid replays revoked the winner's session",
                 .expect(after.status == 401, "GET /v1/auth/session \(after.status)"))
         }
     }
@@ -628,11 +632,12 @@ public final class Suite {
         let issued = try issue()
         let first = try exchange(issued)
         guard let pair1 = tokens(first) else {
-            record("PRODUCT sessions", "refresh: needs a session", .fail("exchange \(Verdicts.describe(first))"))
+            record("protocol.md#sessions", "refresh: needs a session", .fail("exchange \(Verdicts.describe(first))"))
             return
         }
         let second = try refresh(pair1.refresh)
-        record("RFC 9700 §4.14.2, PRODUCT sessions", "refresh: 200 with a new pair in the exchange's shape", Verdicts.sessionShape(second))
+        record(
+            "RFC 9700 §4.14.2, protocol.md#sessions", "refresh: 200 with a new pair in the exchange's shape", Verdicts.sessionShape(second))
         record("RFC 6749 §5.1", "refresh: Cache-Control no-store on the 200", Verdicts.noStore(second))
         guard let pair2 = tokens(second) else { return }
         record(
@@ -642,11 +647,11 @@ public final class Suite {
                 pair2.refresh != pair1.refresh ? "new refresh and access tokens" : "the same refresh token came back"))
         let noKey = try agent.postJSON("/v1/auth/session/refresh", ["refreshToken": pair2.refresh], bearer: nil)
         record(
-            "PRODUCT sessions", "refresh: no publishable key → 401 invalid_client",
+            "protocol.md#sessions", "refresh: no publishable key → 401 invalid_client",
             Verdicts.jsonError(noKey, status: 401, error: "invalid_client"))
         let garbage = try refresh("zrt_" + String(repeating: "R", count: 43))
         record(
-            "PRODUCT sessions", "refresh: unknown refresh token → 400 invalid_grant",
+            "protocol.md#sessions", "refresh: unknown refresh token → 400 invalid_grant",
             Verdicts.jsonError(garbage, status: 400, error: "invalid_grant"))
 
         let grace = readReuseGrace()
@@ -662,12 +667,12 @@ public final class Suite {
             seen += " (if the environment has a reuse grace, pass --secret-key so the client can read it)"
         }
         record(
-            "RFC 9700 §4.14.2, PRODUCT sessions", "refresh: reuse of a rotated token → 400 invalid_grant",
+            "RFC 9700 §4.14.2, protocol.md#sessions", "refresh: reuse of a rotated token → 400 invalid_grant",
             Verdicts.jsonError(reuse, status: 400, error: "invalid_grant").withSeen(seen))
         let newest = try refresh(pair2.refresh)
         let access = try sessionStatus(pair2.access)
         record(
-            "RFC 9700 §4.14.2, PRODUCT sessions", "refresh: reuse revoked the whole session (newest token and access token dead)",
+            "RFC 9700 §4.14.2, protocol.md#sessions", "refresh: reuse revoked the whole session (newest token and access token dead)",
             .expect(
                 newest.status == 400 && newest.errorCode == "invalid_grant" && access.status == 401,
                 "newest refresh \(Verdicts.describe(newest)), GET /v1/auth/session \(access.status)"))
@@ -688,7 +693,7 @@ public final class Suite {
         let access = try sessionStatus(pair.access)
         let refreshed = try refresh(pair.refresh)
         record(
-            "RFC 7009 §2.1, PRODUCT sessions", "revoke: the refresh token → 200, the session ends (access 401, refresh invalid_grant)",
+            "RFC 7009 §2.1, protocol.md#sessions", "revoke: the refresh token → 200, the session ends (access 401, refresh invalid_grant)",
             .expect(
                 revoked.status == 200 && access.status == 401 && refreshed.status == 400 && refreshed.errorCode == "invalid_grant",
                 "revoke \(revoked.status), GET /v1/auth/session \(access.status), refresh \(Verdicts.describe(refreshed))"))
@@ -700,7 +705,7 @@ public final class Suite {
         let viaAccess = try agent.postJSON("/v1/auth/session/revoke", ["token": pair2.access], bearer: options.clientID)
         let after = try sessionStatus(pair2.access)
         record(
-            "PRODUCT sessions", "revoke: the access token → 200 and the session ends",
+            "protocol.md#sessions", "revoke: the access token → 200 and the session ends",
             .expect(viaAccess.status == 200 && after.status == 401, "revoke \(viaAccess.status), GET /v1/auth/session \(after.status)"))
     }
 
@@ -776,13 +781,13 @@ public final class Suite {
                 ("redirect_uri", fromStart.redirectURI), ("client_id", options.clientID),
             ])
         record(
-            "RFC 6749 §5.2, PRODUCT standard OAuth surface",
+            "RFC 6749 §5.2, protocol.md#standard-surface",
             "/oauth2/token: wrong verifier → invalid_grant with pkce_verification_failed first",
             Verdicts.jsonError(crossed, status: 400, error: "invalid_grant", descriptionPrefix: "pkce_verification_failed"))
         let fromAuthorize = try issue(standard: true)
         let onProduct = try exchange(fromAuthorize)
         record(
-            "PRODUCT standard OAuth surface", "a code from /oauth2/authorize works at /v1/auth/handoff/exchange",
+            "protocol.md#standard-surface", "a code from /oauth2/authorize works at /v1/auth/handoff/exchange",
             .expect(onProduct.status == 200, Verdicts.describe(onProduct)))
         if let issuedTokens = tokens(onProduct) {
             _ = try agent.postJSON("/v1/auth/session/revoke", ["token": issuedTokens.refresh], bearer: options.clientID)
@@ -896,7 +901,7 @@ public final class Suite {
         let isCustom = !options.redirectURI.hasPrefix("http")
         if Verdicts.isLoopback(options.redirectURI) || isCustom {
             record(
-                "PRODUCT where a sign-in may return", "production: the development callback is refused, shown and never redirected",
+                "protocol.md#redirect-kinds", "production: the development callback is refused, shown and never redirected",
                 .expect(
                     (400..<500).contains(observed.status) && observed.header("Location") == nil
                         && expected.contains(observed.errorCode ?? ""),
@@ -905,16 +910,16 @@ public final class Suite {
         let issued = try issue()
         let crossed = try exchange(code: issued.code, verifier: issued.verifier, redirectURI: issued.redirectURI, key: production)
         record(
-            "PRODUCT exchange 3", "exchange: a development code with the production key → 400 invalid_grant",
+            "protocol.md#exchange-row-3", "exchange: a development code with the production key → 400 invalid_grant",
             Verdicts.jsonError(crossed, status: 400, error: "invalid_grant"))
         let stillUnused = try exchange(issued)
         record(
-            "PRODUCT exchange 3", "exchange: that code stays unused and works with its own key",
+            "protocol.md#exchange-row-3", "exchange: that code stays unused and works with its own key",
             .expect(stillUnused.status == 200, Verdicts.describe(stillUnused)))
         if let issuedTokens = tokens(stillUnused) {
             let crossRefresh = try refresh(issuedTokens.refresh, key: production)
             record(
-                "PRODUCT sessions", "refresh: another environment's key → 400 invalid_grant",
+                "protocol.md#sessions", "refresh: another environment's key → 400 invalid_grant",
                 Verdicts.jsonError(crossRefresh, status: 400, error: "invalid_grant"))
             _ = try agent.postJSON("/v1/auth/session/revoke", ["token": issuedTokens.refresh], bearer: options.clientID)
         }
@@ -931,10 +936,10 @@ public final class Suite {
             let devSecret = development["secretKey"] as? String, let prodKey = production["publishableKey"] as? String,
             let prodSecret = production["secretKey"] as? String
         else {
-            record("PRODUCT admin API", "fixtures: create a throwaway project", .fail(Verdicts.describe(created)))
+            record("protocol.md#admin-api", "fixtures: create a throwaway project", .fail(Verdicts.describe(created)))
             return
         }
-        record("PRODUCT admin API", "fixtures: POST /v1/admin/projects → 201 with both environments' keys", .pass("201"))
+        record("protocol.md#admin-api", "fixtures: POST /v1/admin/projects → 201 with both environments' keys", .pass("201"))
         func register(_ uri: String, _ secret: String) throws(AgentError) -> Observed {
             try agent.postJSON("/v1/admin/callbacks", ["uri": uri], bearer: secret)
         }
@@ -942,8 +947,8 @@ public final class Suite {
             ("RFC 8252 §8.4", "a private-use scheme without a period", "myapp:/callback"),
             ("RFC 9700 §2.6", "http off loopback", "http://conformance.example/callback"),
             ("RFC 6749 §3.1.2", "a fragment", "com.zevauth.conformance:/callback#x"),
-            ("PRODUCT loopback matching", "a javascript: URI", "javascript:alert(1)"),
-            ("PRODUCT loopback matching", "userinfo on loopback", "http://user@127.0.0.1/callback"),
+            ("protocol.md#loopback-matching", "a javascript: URI", "javascript:alert(1)"),
+            ("protocol.md#loopback-matching", "userinfo on loopback", "http://user@127.0.0.1/callback"),
         ]
         for (clause, what, uri) in refused {
             let observed = try register(uri, devSecret)
@@ -955,7 +960,7 @@ public final class Suite {
         let loopback = "http://127.0.0.1/conformance"
         let devScheme = try register(scheme, devSecret)
         record(
-            "PRODUCT admin API", "registration: a custom scheme → 201 kind custom_scheme",
+            "protocol.md#admin-api", "registration: a custom scheme → 201 kind custom_scheme",
             .expect(
                 devScheme.status == 201 && devScheme.json?["kind"] as? String == "custom_scheme",
                 Verdicts.describe(devScheme) + " kind \(devScheme.json?["kind"] as? String ?? "missing")"))
@@ -968,7 +973,7 @@ public final class Suite {
             start(clientID: devKey, redirectURI: scheme, state: "held ✓", challenge: pair.challenge).removing("code_challenge").target())
         let back = RedirectBack.find(in: held, redirectURI: scheme)
         record(
-            "PRODUCT round trip step 3", "custom scheme: a start error is held on the Return to the app page, with state and iss",
+            "protocol.md#redirect-back", "custom scheme: a start error is held on the Return to the app page, with state and iss",
             .expect(
                 held.status == 200 && back?.delivery == .heldPage && back?.value("error") == "pkce_required"
                     && back?.value("state") == "held ✓"
@@ -977,14 +982,14 @@ public final class Suite {
         let prodScheme = try browser.get(
             start(clientID: prodKey, redirectURI: scheme, challenge: pair.challenge).target(), accept: "application/json")
         record(
-            "PRODUCT where a sign-in may return", "production: a registered custom scheme → 403 custom_scheme_not_allowed, shown",
+            "protocol.md#redirect-kinds", "production: a registered custom scheme → 403 custom_scheme_not_allowed, shown",
             Verdicts.shownError(prodScheme, status: 403, error: "custom_scheme_not_allowed"))
         let prodLoopback = try browser.get(
             start(clientID: prodKey, redirectURI: Verdicts.withPort(loopback, randomPort()) ?? loopback, challenge: pair.challenge)
                 .target(),
             accept: "application/json")
         record(
-            "PRODUCT where a sign-in may return", "production: a registered loopback → 403 loopback_redirect_not_allowed, shown",
+            "protocol.md#redirect-kinds", "production: a registered loopback → 403 loopback_redirect_not_allowed, shown",
             Verdicts.shownError(prodLoopback, status: 403, error: "loopback_redirect_not_allowed"))
     }
 
@@ -1002,7 +1007,7 @@ public final class Suite {
                     observed = try agent.send(.get, path, headers: [("Host", host)])
                 }
                 record(
-                    "PRODUCT mobile apps and association files", "\(host)\(path): 200 application/json, strict JSON, not a redirect",
+                    "protocol.md#served-files", "\(host)\(path): 200 application/json, strict JSON, not a redirect",
                     Verdicts.associationFile(observed, apple: apple))
             }
         }
@@ -1015,7 +1020,7 @@ public final class Suite {
         agent.sleep(61)
         let late = try exchange(issued)
         record(
-            "RFC 6749 §4.1.2, PRODUCT round trip", "code: expires 60 s after issue → 400 invalid_grant after 61 s",
+            "RFC 6749 §4.1.2, protocol.md#round-trip", "code: expires 60 s after issue → 400 invalid_grant after 61 s",
             Verdicts.jsonError(late, status: 400, error: "invalid_grant"))
     }
 }

@@ -63,7 +63,8 @@ public struct Observed: Sendable {
 }
 
 /// Where the server sent the browser back to the app: a 303 `Location`, or the link of the "Return to the
-/// app" page (PRODUCT.md step 3). Holds the parameters; ``description`` never shows `code`.
+/// app" page (docs/protocol.md#redirected-error,
+/// docs/protocol.md#remembered-consent). Holds the parameters; ``description`` never shows `code`.
 public struct RedirectBack: Sendable {
     /// How it was delivered.
     public enum Delivery: String, Sendable {
@@ -254,7 +255,7 @@ public enum Verdicts {
         return (.pass(seen), iss, stateOutcome)
     }
 
-    /// PRODUCT.md "`state`": the raw `state` in the redirect is the value re-encoded with only RFC 3986
+    /// docs/protocol.md#state: the raw `state` in the redirect is the value re-encoded with only RFC 3986
     /// unreserved characters bare (a space as `%20`); hex case is not significant.
     public static func stateEncoding(rawQuery: String, state: String) -> Outcome {
         let raw = rawQuery.split(separator: "&").first { $0.hasPrefix("state=") }.map { String($0.dropFirst(6)) }
@@ -268,7 +269,7 @@ public enum Verdicts {
         return .fail("encoded differently (\(bare.count) reserved or non-ASCII characters left bare)")
     }
 
-    /// PRODUCT.md "Exchange" success shape (and a refresh's).
+    /// docs/protocol.md#exchange-success (and a refresh's).
     public static func sessionShape(_ observed: Observed) -> Outcome {
         guard observed.status == 200, let json = observed.json else { return .fail(describe(observed)) }
         guard let session = json["session"] as? [String: Any] else { return .fail("200 without a session object") }

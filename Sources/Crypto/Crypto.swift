@@ -5,7 +5,7 @@ import Encoding
 ///
 /// The one Swift wrapper of `COpenSSL`; nothing here is hand-rolled (DEVELOPERS.md: never hand-roll a
 /// crypto primitive). Every minted credential comes from `mintToken(prefix:)`: 256 bits from the OS CSPRNG
-/// (`RAND_bytes`), base64url-encoded behind a scanner-friendly prefix (PRODUCT.md, "Tenancy, accounts and keys").
+/// (`RAND_bytes`), base64url-encoded behind a scanner-friendly prefix (docs/protocol.md#credentials).
 public enum Crypto {
     /// Errors from libcrypto, with OpenSSL's error code; never carries key or message material.
     public struct Failure: Error, CustomStringConvertible, Sendable {

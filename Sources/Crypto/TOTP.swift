@@ -1,5 +1,5 @@
 /// Time-based one-time passwords (RFC 6238) over HOTP (RFC 4226) with HMAC-SHA-1, a 30-second step and
-/// 6 digits, as authenticator apps expect (PRODUCT.md, issue 4 item 6).
+/// 6 digits, as authenticator apps expect (RFC 6238 §4, RFC 4226 §5.3).
 public enum TOTP {
     /// The time step X (RFC 6238 §4.1), in seconds.
     public static let stepSeconds: Int64 = 30

@@ -2,7 +2,7 @@
 ///
 /// Source: WHATWG URL Standard §5.1 (application/x-www-form-urlencoded parsing), RFC 3986 §2.1 and §2.3.
 /// The query of `GET /v1/auth/zevid/start` and every form body are decoded here, so that `+` is a space
-/// and a value comes back to the client with the same decoded content (PRODUCT.md, "`state`").
+/// and a value comes back to the client with the same decoded content (docs/protocol.md#state).
 public enum FormURLEncoding {
     /// Why a query string or form body could not be decoded.
     public enum DecodingError: Error, Equatable, Sendable {

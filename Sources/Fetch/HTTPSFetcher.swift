@@ -24,7 +24,7 @@ public struct FetchedResponse: Sendable, Equatable {
 }
 
 /// Why a fetch produced no response. The strings are for an operator or a problem message: they name the
-/// host, the address and what went wrong, and never carry a secret. Maps onto PRODUCT.md's problem codes
+/// host, the address and what went wrong, and never carry a secret. Maps onto docs/protocol.md#problem-codes
 /// (`timeout`, `dns_error`, `address_refused`, `too_large`; TLS and connection failures are transient).
 public enum FetchFailure: Error, Sendable, Equatable {
     /// The connect (TCP + TLS) or total timeout passed.
@@ -89,8 +89,8 @@ public final class HTTPSFetcher: Sendable {
     ///   - host: a DNS host name (letters, digits, hyphens, dots; compared case-insensitively).
     ///   - port: the TCP port, 1…65535; default 443.
     ///   - path: the absolute path and optional query, starting with `/`, printable ASCII without spaces or `#`.
-    ///   - maxBytes: the largest body accepted, in bytes (> 0); PRODUCT.md caps the AASA at 128 KB and
-    ///     `assetlinks.json` at 1 MiB.
+    ///   - maxBytes: the largest body accepted, in bytes (> 0); the AASA is capped at 128 KB and
+    ///     `assetlinks.json` at 1 MiB (docs/association.md#aasa-hosting, docs/association.md#android-verification).
     /// - Returns: the response for any HTTP status, or why there is none.
     public func get(host: String, port: Int = 443, path: String, maxBytes: Int) -> Result<FetchedResponse, FetchFailure> {
         let host = host.lowercased()

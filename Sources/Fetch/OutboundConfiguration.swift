@@ -2,7 +2,7 @@ import Glibc
 
 /// How the server makes outbound HTTPS requests (association-file and domain-token checks).
 ///
-/// PRODUCT.md "Configuration": `ZEVAUTH_OUTBOUND_CA_FILE`, `ZEVAUTH_OUTBOUND_RESOLVE`,
+/// docs/operations.md#outbound: `ZEVAUTH_OUTBOUND_CA_FILE`, `ZEVAUTH_OUTBOUND_RESOLVE`,
 /// `ZEVAUTH_OUTBOUND_ALLOW_PRIVATE`, `ZEVAUTH_OUTBOUND_TIMEOUT_MS`, `ZEVAUTH_OUTBOUND_CONNECT_TIMEOUT_MS`.
 /// Parse it from the environment with ``fromEnvironment(_:)``.
 public struct OutboundConfiguration: Sendable {

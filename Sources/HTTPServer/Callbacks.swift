@@ -134,7 +134,7 @@ private let headerIterator: MHD_KeyValueIteratorN = { cls, _, key, keySize, valu
     return .YES
 }
 
-/// The access handler, in three phases (NOTES-C-BRIDGES.md): headers (check framing; a response queued here
+/// The access handler, in three phases (docs/decisions.md#libmicrohttpd): headers (check framing; a response queued here
 /// goes out before any `100 Continue`), body chunks (`*upload_data_size > 0`), and the final call.
 let accessHandler: MHD_AccessHandlerCallback = {
     cls, connection, _, method, _, uploadData, uploadDataSize, requestContext in

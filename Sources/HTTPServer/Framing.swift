@@ -1,4 +1,4 @@
-/// The HTTP/1.1 message rules libmicrohttpd leaves to us (NOTES-C-BRIDGES.md): pure functions, no C.
+/// The HTTP/1.1 message rules libmicrohttpd leaves to us (docs/decisions.md#libmicrohttpd): pure functions, no C.
 enum Framing {
     /// The response to send instead of calling the handler, or `nil` when the request may proceed.
     /// Runs in the headers phase, so a rejection goes out before any `100 Continue`.

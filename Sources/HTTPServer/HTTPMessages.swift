@@ -84,7 +84,7 @@ public struct HTTPResponse: Sendable {
 
 /// Something that answers requests. Called on one of the server's worker threads, possibly on several at
 /// once; it may block (libpq, Argon2), which holds up the other connections of that worker, so size
-/// `HTTPServerConfiguration.threadPoolSize` accordingly (NOTES-C-BRIDGES.md, libmicrohttpd).
+/// `HTTPServerConfiguration.threadPoolSize` accordingly (docs/decisions.md#libmicrohttpd).
 public protocol HTTPHandler: Sendable {
     /// Answers `request`. The HTTP layer has already enforced framing and the body size limit.
     func handle(_ request: HTTPRequest) -> HTTPResponse

@@ -4,7 +4,7 @@ import Synchronization
 
 /// An HTTP/1.1 server on libmicrohttpd 0.9.75: a thread pool over epoll, one `HTTPHandler` for every request.
 ///
-/// The server enforces what libmicrohttpd leaves lenient (NOTES-C-BRIDGES.md): message framing
+/// The server enforces what libmicrohttpd leaves lenient (docs/decisions.md#libmicrohttpd): message framing
 /// (RFC 9112 §6), the body size limit (RFC 9110 §15.5.14), and it answers its own errors as JSON
 /// `{"error":…,"error_description":…}`. It never logs request targets, header values or bodies: they carry
 /// codes and tokens.
@@ -122,7 +122,7 @@ public final class HTTPServer: Sendable {
     ///
     /// Call it on the main thread before starting any server: threads inherit the signal mask, so the
     /// signals then stay pending for `waitForTerminationSignal()` instead of killing a worker
-    /// (NOTES-C-BRIDGES.md, SIGTERM).
+    /// (docs/decisions.md#libmicrohttpd).
     public static func blockTerminationSignals() {
         signal(SIGPIPE, SIG_IGN)
         var signals = terminationSignals()

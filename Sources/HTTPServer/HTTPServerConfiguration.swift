@@ -1,6 +1,6 @@
 /// Settings of one `HTTPServer`, with the defaults used in production.
 ///
-/// Limits follow NOTES-C-BRIDGES.md (libmicrohttpd 0.9.75): thread pool + epoll, connection limits,
+/// Limits follow docs/decisions.md#libmicrohttpd (libmicrohttpd 0.9.75): thread pool + epoll, connection limits,
 /// a per-connection memory budget (oversized headers → 431) and an idle timeout (slowloris).
 public struct HTTPServerConfiguration: Sendable {
     /// The IPv4 or IPv6 address literal to bind, e.g. "127.0.0.1", "0.0.0.0" or "::1". No host names.

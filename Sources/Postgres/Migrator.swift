@@ -21,18 +21,58 @@ public struct Migration: Sendable, Hashable {
         self.sql = sql
     }
 
-    /// FNV-1a 64-bit hash of the script's UTF-8 bytes, as 16 lower-case hex digits.
+    /// FNV-1a 64-bit hash of the script's UTF-8 bytes without its comment-only and blank lines, as 16
+    /// lower-case hex digits.
+    ///
+    /// The script is split at `\n`; a line is left out when it is empty or only white space, or when its first
+    /// non-space characters are `--`; the remaining lines are hashed verbatim, joined by `\n`. Comments can so
+    /// be reworded (for example to cite another document) without changing what was applied, while any edit
+    /// to a statement, including a comment at the end of a statement's line, still changes the checksum.
+    /// (A line starting with `--` inside a multi-line string literal would be left out too; the migrations
+    /// contain none.)
     ///
     /// A change detector for edited migration files, not a security measure: it is not collision-resistant
     /// against someone crafting files. (SHA-256 lives in the `Crypto` module, which this one does not import.)
     public var checksum: String {
+        let statements = sql.split(separator: "\n", omittingEmptySubsequences: false).filter { line in
+            let trimmed = line.trimmingCharacters(in: .whitespacesAndNewlines)
+            return !trimmed.isEmpty && !trimmed.hasPrefix("--")
+        }
+        return Self.fnv1a(statements.joined(separator: "\n"))
+    }
+
+    /// FNV-1a 64 of the whole script, comments included: the checksum releases before comment-insensitive
+    /// checksums recorded (see ``Migrator/earlierChecksums``).
+    public var fullFileChecksum: String { Self.fnv1a(sql) }
+
+    private static func fnv1a(_ text: String) -> String {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in sql.utf8 {
+        for byte in text.utf8 {
             hash ^= UInt64(byte)
             hash = hash &* 0x0000_0100_0000_01b3
         }
         let hex = String(hash, radix: 16)
         return String(repeating: "0", count: 16 - hex.count) + hex
+    }
+}
+
+/// A checksum that an earlier release recorded in `schema_migrations` for one migration file, with the
+/// checksum the same file has now (``Migration/checksum``).
+public struct EarlierChecksum: Sendable, Hashable {
+    /// What the earlier release recorded: FNV-1a 64 of the whole file, comments included
+    /// (``Migration/fullFileChecksum``).
+    public let recorded: String
+    /// ``Migration/checksum`` of the file that release applied. The recorded value is accepted only while
+    /// the file still has this checksum, that is while it differs from the released file in comments alone.
+    public let current: String
+
+    /// Creates an entry.
+    /// - Parameters:
+    ///   - recorded: The full-file checksum the earlier release recorded (16 lower-case hex digits).
+    ///   - current: The comment-insensitive checksum of the released file (16 lower-case hex digits).
+    public init(recorded: String, current: String) {
+        self.recorded = recorded
+        self.current = current
     }
 }
 
@@ -88,11 +128,31 @@ public enum MigrationError: Error, Sendable, CustomStringConvertible, Equatable 
 /// turns; the second one finds the work done. Applied migrations whose file has changed stop the run before
 /// anything is applied. Versions recorded in the table but missing from the files are ignored (a newer
 /// release migrated this database).
+///
+/// Releases before comment-insensitive checksums recorded the checksum of the whole file
+/// (``Migration/fullFileChecksum``). Such a recorded value is accepted when ``earlierChecksums`` lists it for
+/// that version and the file has changed in comments only since; `apply(to:)` then replaces it with
+/// ``Migration/checksum`` in the transaction that verifies the applied migrations.
 public struct Migrator: Sendable {
     /// The migrations, sorted by version.
     public let migrations: [Migration]
     /// Swift steps that complete some migrations (`MigrationStep`).
     public let steps: [MigrationStep]
+    /// Checksums recorded by earlier releases that are still accepted, by migration version.
+    public let earlierChecksums: [Int: EarlierChecksum]
+
+    /// The full-file checksums that releases before comment-insensitive checksums recorded for the
+    /// migrations of the repository's `sql/` directory (001–007), each with the comment-insensitive
+    /// checksum of the same file. Computed from the files as released; a migration added later has no entry.
+    public static let releasedChecksums: [Int: EarlierChecksum] = [
+        1: EarlierChecksum(recorded: "7e23703ee2b37884", current: "2c1dbab119e1c04b"),
+        2: EarlierChecksum(recorded: "e7a8444c4782dc68", current: "34a974914fb9529b"),
+        3: EarlierChecksum(recorded: "f38655f722f663dc", current: "74a44bdf85a8845c"),
+        4: EarlierChecksum(recorded: "6cb572e35a7f21c5", current: "076d6c91e67412c8"),
+        5: EarlierChecksum(recorded: "2bbc7ffcf420ceb6", current: "34bbe67e511a89e2"),
+        6: EarlierChecksum(recorded: "d3483ab49258bdbe", current: "f8ce2fbf6e8133b4"),
+        7: EarlierChecksum(recorded: "ff7f9e62fd7ab38b", current: "d2bc9dbeafe13a09"),
+    ]
 
     // An arbitrary constant naming "ZevAuth schema migrations" in the advisory-lock space.
     private static let advisoryLockKey = "7269512604911190263"
@@ -103,7 +163,11 @@ public struct Migrator: Sendable {
     /// - Throws: `MigrationError` when the directory or a file cannot be read, a `.sql` file is badly named,
     ///   or two files share a version.
     ///   - steps: Swift steps completing some of the migrations.
-    public init(directory: String, steps: [MigrationStep] = []) throws {
+    ///   - earlierChecksums: Checksums of earlier releases to accept (`releasedChecksums` for `sql/`).
+    public init(
+        directory: String, steps: [MigrationStep] = [],
+        earlierChecksums: [Int: EarlierChecksum] = Migrator.releasedChecksums
+    ) throws {
         let files: [String]
         do {
             files = try FileManager.default.contentsOfDirectory(atPath: directory)
@@ -119,7 +183,7 @@ public struct Migrator: Sendable {
             migrations.append(Migration(version: version, name: name, sql: sql))
         }
         try Self.checkUnique(migrations)
-        self.init(migrations: migrations, steps: steps)
+        self.init(migrations: migrations, steps: steps, earlierChecksums: earlierChecksums)
     }
 
     /// Uses migrations built in code (tests, embedded resources). Duplicate versions are reported by
@@ -127,9 +191,14 @@ public struct Migrator: Sendable {
     /// - Parameters:
     ///   - migrations: The migrations, in any order.
     ///   - steps: Swift steps completing some of them.
-    public init(migrations: [Migration], steps: [MigrationStep] = []) {
+    ///   - earlierChecksums: Checksums of earlier releases to accept (`releasedChecksums` for `sql/`).
+    public init(
+        migrations: [Migration], steps: [MigrationStep] = [],
+        earlierChecksums: [Int: EarlierChecksum] = Migrator.releasedChecksums
+    ) {
         self.migrations = migrations.sorted { $0.version < $1.version }
         self.steps = steps
+        self.earlierChecksums = earlierChecksums
     }
 
     /// Applies every pending migration, in version order, each in its own transaction together with its
@@ -153,7 +222,14 @@ public struct Migrator: Sendable {
                         applied_at timestamptz NOT NULL DEFAULT now()
                     )
                     """)
-            _ = try pendingAfterVerifying(try applied(connection))
+            let applied = try applied(connection)
+            _ = try pendingAfterVerifying(applied)
+            for migration in migrations {
+                guard let recorded = applied[migration.version], recorded != migration.checksum else { continue }
+                try connection.query(
+                    "UPDATE schema_migrations SET checksum = $1 WHERE version = $2::bigint AND checksum = $3",
+                    [migration.checksum, String(migration.version), recorded])
+            }
         }
         var done: [Migration] = []
         var lines: [String] = []
@@ -191,6 +267,7 @@ public struct Migrator: Sendable {
     }
 
     /// The migrations `apply(to:)` would run now; `zevauth serve` refuses to start unless this is empty.
+    /// Accepts the checksums of `earlierChecksums` like `apply(to:)` does, but leaves them recorded.
     /// - Parameter pool: The database.
     /// - Returns: Pending migrations in version order (all of them when `schema_migrations` does not exist).
     /// - Throws: `MigrationError.checksumMismatch` when an applied file changed, `duplicateVersion`, or
@@ -221,8 +298,8 @@ public struct Migrator: Sendable {
     private func pendingAfterVerifying(_ applied: [Int: String]) throws -> [Migration] {
         var pending: [Migration] = []
         for migration in migrations {
-            if let checksum = applied[migration.version] {
-                guard checksum == migration.checksum else {
+            if let recorded = applied[migration.version] {
+                guard recorded == migration.checksum || isAcceptedEarlier(recorded, of: migration) else {
                     throw MigrationError.checksumMismatch(version: migration.version, name: migration.name)
                 }
             } else {
@@ -230,6 +307,13 @@ public struct Migrator: Sendable {
             }
         }
         return pending
+    }
+
+    /// Whether `recorded` is the checksum an earlier release recorded for `migration`'s file, and the file
+    /// has changed in comments only since.
+    private func isAcceptedEarlier(_ recorded: String, of migration: Migration) -> Bool {
+        guard let earlier = earlierChecksums[migration.version] else { return false }
+        return recorded == earlier.recorded && migration.checksum == earlier.current
     }
 
     private static func checkUnique(_ migrations: [Migration]) throws {

@@ -1,6 +1,6 @@
 import Foundation
 
-/// A registered mobile app (PRODUCT.md, "Mobile apps and association files").
+/// A registered mobile app (docs/protocol.md#apps).
 public struct AppRecord: Sendable, Equatable {
     public let id: String
     public let environmentID: String
@@ -19,7 +19,7 @@ public struct AppRecord: Sendable, Equatable {
     public let createdAt: Date
 }
 
-/// One problem found by an association check, as stored (`code` is PRODUCT.md's table).
+/// One problem found by an association check, as stored (`code` is one of docs/protocol.md#problem-codes).
 public struct LinkProblemRecord: Sendable, Equatable {
     public let code: String
     public let message: String
@@ -77,7 +77,7 @@ public struct DomainScheduleRecord: Sendable, Equatable {
     public let consecutiveTransientFailures: Int
 }
 
-/// The limits PRODUCT.md pins, raised by PostgreSQL's triggers and mapped by constraint name
+/// The limits of docs/protocol.md#app-limits, raised by PostgreSQL's triggers and mapped by constraint name
 /// (`PostgresError.constraint`), never by message text.
 public enum AppLimitError: Error, Equatable, Sendable {
     /// `native_app_limit`: 10 iOS or 10 Android apps per environment, or 5 fingerprints per Android app.

@@ -31,9 +31,10 @@ public struct MFAChallengeRecord: Sendable, Equatable {
     public let completed: Bool
 }
 
-/// Accounts, the events that end sessions, TOTP, and rate-limit counters (issue 4, items 3, 6, 7).
+/// Accounts, the events that end sessions, TOTP, and rate-limit counters
+/// (docs/protocol.md#session-ends, docs/protocol.md#rate-limits).
 extension PostgresStore {
-    // MARK: - Ending sessions (PRODUCT.md, "Sessions": "A session ends at once when …")
+    // MARK: - Ending sessions (docs/protocol.md#session-ends)
 
     /// Removes an app from the person's account: revokes their sessions in that environment and forgets
     /// the remembered consent, in one transaction.

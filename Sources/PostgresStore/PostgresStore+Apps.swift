@@ -2,7 +2,7 @@ import Authorize
 import Foundation
 import Postgres
 
-/// Mobile apps and their Android certificates (PRODUCT.md, "Mobile apps and association files"). The
+/// Mobile apps and their Android certificates (docs/protocol.md#apps). The
 /// limits live in PostgreSQL (`sql/002_association.sql`); this file maps their errors by constraint name.
 extension PostgresStore {
     static let appColumns = """
@@ -164,8 +164,8 @@ extension PostgresStore {
     }
 
     /// Every app of either environment of `projectID` whose environment has a `link` callback on `domain`,
-    /// with those callbacks: what the domain's files list (PRODUCT.md: "Its two files list every app of
-    /// either environment that has a link callback on that domain").
+    /// with those callbacks: what the domain's files list (docs/protocol.md#generated-files:
+    /// every app of either environment that has a link callback on that domain).
     public func associationApps(projectID: String, domain: String) throws -> [DomainSubject] {
         try subjects(whereClause: "e.project_id = $1 AND \(Self.linkHostSQL) = $2", [projectID, domain])
     }
@@ -224,8 +224,8 @@ extension PostgresStore {
     }
 }
 
-/// What an environment's apps say about its redirects in production (PRODUCT.md, "Where a sign-in may
-/// return"): the operator's custom-scheme exceptions, and which link callbacks a check verified.
+/// What an environment's apps say about its redirects in production (docs/protocol.md#redirect-kinds): the
+/// operator's custom-scheme exceptions, and which link callbacks a check verified.
 struct AppRedirectFacts {
     /// Schemes the operator enabled for one of the environment's apps.
     var customSchemes: Set<String> = []

@@ -2,8 +2,8 @@ import Foundation
 import Postgres
 
 /// Association checks: each app's link state, the history of every check, and the per-domain schedule
-/// whose leases keep several instances from checking one domain at once (PRODUCT.md, "Mobile apps and
-/// association files": checked when an app is added, when asked, and at least once a day).
+/// whose leases keep several instances from checking one domain at once (docs/protocol.md#link-check-schedule:
+/// checked when an app is added, when asked, and at least once a day).
 extension PostgresStore {
     // MARK: Link states
 

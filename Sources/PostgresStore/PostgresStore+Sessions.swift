@@ -1,7 +1,7 @@
 import Foundation
 import Postgres
 
-/// The outcome of one refresh statement (PRODUCT.md, "Sessions").
+/// The outcome of one refresh statement (docs/protocol.md#refresh-checks).
 public enum RefreshOutcome: Sendable, Equatable {
     /// No environment has this publishable key.
     case unknownClient
@@ -26,7 +26,7 @@ public struct IntrospectedToken: Sendable, Equatable {
     public let expiresAt: Date
 }
 
-/// A secret key of an environment, without the key (PRODUCT.md, "Admin API": keys).
+/// A secret key of an environment, without the key (docs/protocol.md#admin-keys, docs/protocol.md#secret-keys).
 public struct SecretKeyRecord: Sendable, Equatable {
     public let id: String
     /// The key's last 4 characters, to tell keys apart.
@@ -81,7 +81,7 @@ extension PostgresStore {
         }
     }
 
-    // The refresh in ONE statement (PRODUCT.md, "Sessions"). `presented` reads the token, its session and
+    // The refresh in ONE statement (docs/protocol.md#refresh-checks). `presented` reads the token, its session and
     // when its generation was rotated out (the first issue of a later generation) from the statement's
     // snapshot. The UPDATE of the session row then decides on the row's LATEST version: PostgreSQL
     // re-evaluates an UPDATE's WHERE and SET on the newest row after waiting for a concurrent writer's
@@ -201,7 +201,7 @@ extension PostgresStore {
     // MARK: - Revocation and introspection
 
     /// Revokes the session that issued `tokenHash` (an access or refresh token of any generation) when it
-    /// belongs to `environmentID` (RFC 7009 §2.1; PRODUCT.md, "Sessions": signing out).
+    /// belongs to `environmentID` (RFC 7009 §2.1; docs/protocol.md#revoke).
     /// - Returns: whether a live session was revoked (never told to the client, RFC 7009 §2.2).
     @discardableResult
     public func revokeSession(environmentID: String, tokenHash: String, reason: String, now: Date) throws -> Bool {

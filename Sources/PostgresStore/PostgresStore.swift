@@ -390,7 +390,7 @@ public final class PostgresStore: Sendable {
     /// sign-in yields at most one code. Remembers consent when `rememberConsent` is set.
     /// - Parameters:
     ///   - codeHash: SHA-256 hex of the `hoc_…` code (the code itself is never stored).
-    ///   - lifetimeSeconds: 60 (PRODUCT.md: "Codes work once and expire 60 seconds after issue").
+    ///   - lifetimeSeconds: 60 (docs/protocol.md#code-lifetime).
     /// - Returns: false when the pending sign-in is unknown, expired, completed, or not authenticated by
     ///   `browserSessionID`.
     public func issueCode(
@@ -457,7 +457,7 @@ public final class PostgresStore: Sendable {
     }
 
     /// A failure-counted rate limit checked inside a statement (`rate_limit_counters`), so the exchange's
-    /// common path stays one statement (issue 4 item 7; docs/performance.md).
+    /// common path stays one statement (docs/protocol.md#rate-limits; docs/performance.md).
     public struct FailureGate: Sendable {
         public let bucket: String
         public let key: String
@@ -472,7 +472,7 @@ public final class PostgresStore: Sendable {
         }
     }
 
-    // The exchange in ONE statement (PRODUCT.md, "Exchange"): find the environment by publishable key;
+    // The exchange in ONE statement (docs/protocol.md#exchange-checks): find the environment by publishable key;
     // consume the code if unconsumed and unexpired (recording which attempt consumed it), or, when it was
     // already consumed and this presentation would pass rows 4–6, mark it replayed; create the session
     // when this attempt consumed it and rows 4–6 pass (with its first token pair in `refresh_tokens` and

@@ -1,7 +1,7 @@
 import Foundation
 
 /// An environment as the server needs it: the project, its kind and session settings.
-/// Source: PRODUCT.md, "Tenancy, accounts and keys" and "Sessions".
+/// Source: docs/protocol.md#credentials, docs/protocol.md#sessions.
 public struct EnvironmentRecord: Sendable, Equatable {
     public let id: String
     public let projectID: String
@@ -29,7 +29,7 @@ public struct UserRecord: Sendable, Equatable {
     public let closed: Bool
 }
 
-/// A registered redirect URI (PRODUCT.md, "Admin API": callbacks).
+/// A registered redirect URI (docs/protocol.md#admin-callbacks).
 public struct CallbackRecord: Sendable, Equatable {
     public let id: String
     public let uri: String
@@ -86,7 +86,8 @@ public struct IssuedSession: Sendable, Equatable {
     public let user: UserRecord
 }
 
-/// The outcome of one exchange statement (PRODUCT.md, "Exchange", rows 1 and 3 and the consumption).
+/// The outcome of one exchange statement (docs/protocol.md#exchange-row-1,
+/// docs/protocol.md#exchange-row-3, docs/protocol.md#exchange-consumption).
 public enum ExchangeOutcome: Sendable, Equatable {
     /// Row 1: no environment has this publishable key.
     case unknownClient

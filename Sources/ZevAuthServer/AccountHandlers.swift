@@ -4,9 +4,9 @@ import Foundation
 import HTTPServer
 import PostgresStore
 
-/// The hosted account area under `/account` (issue 4, item 3; PRODUCT.md "Tenancy, accounts and keys" and
-/// "Sessions"): sign-up without account enumeration, sign-in that reuses the ZevID browser session, and the
-/// account page whose actions end sessions at once.
+/// The hosted account area under `/account` (docs/protocol.md#accounts, docs/protocol.md#session-ends):
+/// sign-up without account enumeration, sign-in that reuses the ZevID browser session, and the account page
+/// whose actions end sessions at once.
 struct AccountHandlers: Sendable {
     let context: ServerContext
     private var store: PostgresStore { context.store }

@@ -2,7 +2,7 @@ import Encoding
 import HTTPServer
 import PostgresStore
 
-/// The hosted account pages (issue 4, item 3), rendered like `Pages`: every value escaped, every form with
+/// The hosted account pages (docs/protocol.md#accounts), rendered like `Pages`: every value escaped, every form with
 /// a CSRF token, the same headers and stylesheet.
 enum AccountPages {
     static func problem(_ text: String?) -> String {

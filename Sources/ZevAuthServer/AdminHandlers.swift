@@ -6,7 +6,7 @@ import HTTPServer
 import PostgresStore
 
 /// Who is calling the admin API: the operator (the deployment) or an environment's secret key.
-/// Source: PRODUCT.md, "Admin API".
+/// Source: docs/protocol.md#admin-api.
 enum AdminActor {
     case `operator`
     case environment(EnvironmentRecord)
@@ -124,7 +124,7 @@ struct AdminHandlers: Sendable {
     // MARK: Callbacks (secret key)
 
     /// `POST /v1/admin/callbacks {"uri"}` → 201 `{"id","uri","kind"}`. Registration refuses what could
-    /// never be safe (PRODUCT.md, "Loopback matching"); a link needs a verified project domain.
+    /// never be safe (docs/protocol.md#callback-registration); a link needs a verified project domain.
     func addCallback(_ request: HTTPRequest) throws -> HTTPResponse {
         let environment: EnvironmentRecord
         switch try requireEnvironment(request) {

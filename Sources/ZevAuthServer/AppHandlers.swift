@@ -8,7 +8,7 @@ import HTTPServer
 import PostgresStore
 
 /// The admin API for mobile apps, their association files and link checks, and domain verification by
-/// token file (PRODUCT.md, "Admin API" and "Mobile apps and association files").
+/// token file (docs/protocol.md#admin-calls, docs/protocol.md#apps).
 struct AppHandlers: Sendable {
     let context: ServerContext
     let admin: AdminHandlers
@@ -91,7 +91,7 @@ struct AppHandlers: Sendable {
     }
 
     /// The `sha256CertFingerprints` field: a non-empty array of strings, parsed and de-duplicated as
-    /// PRODUCT.md says (a duplicate is a 400).
+    /// docs/protocol.md#admin-validation says (a duplicate is a 400).
     static func fingerprints(_ body: JSONObjectBody) -> Answer<[String]> {
         guard let raw = body.fields["sha256CertFingerprints"], !(raw is NSNull) else {
             return .failure(AdminHandlers.invalidField("sha256CertFingerprints", "is required (an array of SHA-256 fingerprints)"))

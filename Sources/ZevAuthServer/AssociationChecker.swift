@@ -4,9 +4,9 @@ import Fetch
 import Foundation
 import PostgresStore
 
-/// Checks the association files one link domain publishes (PRODUCT.md, "Mobile apps and association
-/// files"): fetches each file at most once, maps the fetch to a problem or judges every app of the domain,
-/// applies the retry rule for transient failures, and stores the history row and each app's state.
+/// Checks the association files one link domain publishes (docs/protocol.md#link-check): fetches each file at
+/// most once, maps the fetch to a problem or judges every app of the domain, applies the retry rule for
+/// transient failures, and stores the history row and each app's state.
 struct AssociationChecker: Sendable {
     let store: PostgresStore
     let clock: any Clock
@@ -14,7 +14,7 @@ struct AssociationChecker: Sendable {
     /// The port association files are fetched from: 443, except in tests.
     let port: Int
 
-    /// Apple's limit for the uncompressed AASA: 128 KB (research, §1.1).
+    /// Apple's limit for the uncompressed AASA: 128 KB (docs/association.md#aasa-hosting).
     static let aasaCap = 131_072
     /// The AOSP verifier's limit for `assetlinks.json`: 1 MiB.
     static let assetLinksCap = 1_048_576
@@ -55,7 +55,7 @@ struct AssociationChecker: Sendable {
         }
     }
 
-    /// Fetches `path` on `domain` once and maps the answer (PRODUCT.md's problem table).
+    /// Fetches `path` on `domain` once and maps the answer (docs/protocol.md#problem-codes).
     func fetch(domain: String, path: String, cap: Int) -> FileOutcome {
         let url = "https://\(domain)\(path)"
         switch fetcher.get(host: domain, port: port, path: path, maxBytes: cap) {
@@ -146,7 +146,7 @@ struct AssociationChecker: Sendable {
             guard let file else { continue }
             var state = judge(subject, file: file, domain: domain, now: now, nextCheckAt: nextCheckAt)
             // A transient failure does not turn a verified app unverified until it repeats
-            // (PRODUCT.md: "A transient failure is retried before a verified app turns unverified").
+            // (docs/protocol.md#link-check-schedule).
             if file.isTransient, failures < Self.transientFailuresBeforeUnverified, let before = previous[subject.app.id],
                 before.status == "verified"
             {

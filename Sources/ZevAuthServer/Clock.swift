@@ -2,7 +2,8 @@ import Foundation
 import Synchronization
 
 /// The source of "now" for every expiry decision. Logic never reads the wall clock itself, so tests move
-/// time instead of sleeping (STYLE.md, "Decisions pure, I/O at the edges").
+/// time instead of sleeping (docs/architecture.md: policy is pure Swift that decides, I/O sits at
+/// the edges).
 public protocol Clock: Sendable {
     /// The current instant.
     func now() -> Date

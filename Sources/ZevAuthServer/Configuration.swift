@@ -2,7 +2,7 @@ import Encoding
 import Fetch
 import Foundation
 
-/// The server's configuration (PRODUCT.md, "Configuration the contract pins"). Every field has a documented
+/// The server's configuration (docs/operations.md#configuration). Every field has a documented
 /// default or is required; `ConfigurationLoader` fills it from environment variables and flags and
 /// validates it, because configuration is untrusted input.
 public struct ServerConfiguration: Sendable {

@@ -1,7 +1,7 @@
 import HTTPServer
 
-/// Names the device on the consent page ("Acme on iPhone", "Acme on Android"; PRODUCT.md, "Sign-in round
-/// trip" step 2) from the browser's `User-Agent`, only when the environment has a verified app for that
+/// Names the device on the consent page ("Acme on iPhone", "Acme on Android";
+/// docs/protocol.md#device-naming) from the browser's `User-Agent`, only when the environment has a verified app for that
 /// platform.
 enum DeviceNaming {
     /// The platform (`ios` or `android`) and the device word a `User-Agent` names, or nil.

@@ -5,7 +5,7 @@ import HTTPServer
 import PKCE
 import PostgresStore
 
-/// `POST /v1/auth/handoff/exchange` (PRODUCT.md, "Exchange"): the checks in the contract's order, with the
+/// `POST /v1/auth/handoff/exchange` (docs/protocol.md#exchange-checks): the checks in the contract's order, with the
 /// code consumed by one atomic statement that also creates the session (`PostgresStore.exchange`).
 struct ExchangeHandler: Sendable {
     let context: ServerContext
@@ -18,7 +18,7 @@ struct ExchangeHandler: Sendable {
     }
 
     /// Handles one exchange; every answer carries `Cache-Control: no-store`. Failed exchanges count against
-    /// the client address (issue 4 item 7); over the limit, 429 before any check runs. On the common path
+    /// the client address (docs/protocol.md#rate-limits); over the limit, 429 before any check runs. On the common path
     /// the limit is checked inside the exchange statement itself, so a success is one SQL statement.
     func handle(_ request: HTTPRequest) throws -> HTTPResponse {
         let limiter = RateLimiter(context: context)
@@ -124,7 +124,7 @@ struct ExchangeHandler: Sendable {
         return Fields(code: code, redirectURI: redirectURI, codeVerifier: verifier)
     }
 
-    /// The success body (PRODUCT.md, "Success, 200"): the session and the safe user fields, never the
+    /// The success body (docs/protocol.md#exchange-success): the session and the safe user fields, never the
     /// internal records.
     static func sessionBody(_ session: IssuedSession, accessToken: String, refreshToken: String, now: Date) -> [String: Any] {
         [

@@ -2,11 +2,11 @@ import Foundation
 import PostgresStore
 import Synchronization
 
-/// Checks every link domain at least once a day, inside the server (PRODUCT.md, "Mobile apps and
-/// association files"). A round claims the domains due at its start in one statement
-/// (`FOR UPDATE SKIP LOCKED` plus a lease naming this instance), then checks them with bounded
-/// concurrency; each check fetches a domain's files once for every app on it. Several instances on one
-/// database never check one domain at once, and a round never checks a domain twice.
+/// Checks every link domain at least once a day, inside the server (docs/protocol.md#link-check-schedule).
+/// A round claims the domains due at its start in one statement (`FOR UPDATE SKIP LOCKED` plus a lease
+/// naming this instance), then checks them with bounded concurrency; each check fetches a domain's files once
+/// for every app on it. Several instances on one database never check one domain at once, and a round never
+/// checks a domain twice.
 public final class LinkScheduler: Sendable {
     let checker: AssociationChecker
     let store: PostgresStore

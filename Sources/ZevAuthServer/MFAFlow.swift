@@ -4,7 +4,7 @@ import Foundation
 import HTTPServer
 import PostgresStore
 
-/// The second step of a sign-in (PRODUCT.md "Sign-in round trip" step 2: "then TOTP when enrolled"):
+/// The second step of a sign-in (docs/protocol.md#round-trip: then TOTP when enrolled):
 /// after a correct password, an enrolled account gives a TOTP or recovery code before any browser session
 /// is created. The challenge is bound to the browser (its binding cookie) and, for an app sign-in, to the
 /// pending sign-in.

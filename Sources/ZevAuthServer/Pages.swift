@@ -77,7 +77,8 @@ enum Pages {
     }
 
     /// "Return to the app": one button to a redirect that would open an app, for when the current page has
-    /// no user gesture (Chrome Custom Tabs refuse to open an app without one; PRODUCT.md step 3).
+    /// no user gesture (Chrome Custom Tabs refuse to open an app without one; docs/protocol.md#redirected-error,
+    /// docs/protocol.md#remembered-consent).
     static func returnToApp(location: String, appName: String, isError: Bool) -> HTTPResponse {
         page(
             title: "Return to the app",

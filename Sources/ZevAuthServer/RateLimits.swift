@@ -2,7 +2,7 @@ import Foundation
 import HTTPServer
 import PostgresStore
 
-/// Thresholds of the rate limits (issue 4, item 7), counted in PostgreSQL so they hold across instances.
+/// Thresholds of the rate limits (docs/protocol.md#rate-limits), counted in PostgreSQL so they hold across instances.
 /// Each is the number of counted events allowed per fixed window of `windowSeconds`.
 public struct RateLimits: Sendable, Equatable {
     /// Password attempts per account (`ZEVAUTH_RATE_PASSWORD_PER_ACCOUNT`, default 10). Counts every
@@ -152,7 +152,7 @@ public struct RateLimiter: Sendable {
     }
 
     /// Runs a failure-counted endpoint: over the limit, 429 before `body` runs; otherwise `body`'s answer,
-    /// counted against the client address when it is a 4xx (exchanges and refreshes, issue 4 item 7).
+    /// counted against the client address when it is a 4xx (exchanges and refreshes, docs/protocol.md#rate-limits).
     /// - Throws: `PostgresError`, and whatever `body` throws.
     public func countingFailures(
         _ bucket: RateLimitBucket, _ request: HTTPRequest, configuration: ServerConfiguration, _ body: () throws -> HTTPResponse
@@ -184,8 +184,8 @@ public struct RateLimiter: Sendable {
     }
 }
 
-/// The client's address for rate limits (PRODUCT.md: "`ZEVAUTH_TRUSTED_PROXIES` names the proxies whose
-/// `X-Forwarded-For`/`X-Forwarded-Proto` are believed").
+/// The client's address for rate limits (docs/protocol.md#trusted-proxies: `ZEVAUTH_TRUSTED_PROXIES` names the
+/// proxies whose `X-Forwarded-For`/`X-Forwarded-Proto` are believed).
 public enum ClientAddress {
     /// The peer address; when the peer is a trusted proxy, the right-most `X-Forwarded-For` entry that is not
     /// a trusted proxy (entries to its left could be written by the client). Every `X-Forwarded-For` header

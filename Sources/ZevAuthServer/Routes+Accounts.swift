@@ -1,7 +1,7 @@
 import HTTPServer
 
 extension Routes {
-    /// The hosted account pages, TOTP and rate-limited sign-in (issue 4).
+    /// The hosted account pages, TOTP and rate-limited sign-in.
     mutating func registerAccounts() {
         let accounts = AccountHandlers(context: context)
         let mfa = MFAFlow(context: context)

@@ -1,7 +1,7 @@
 import HTTPServer
 
 extension Routes {
-    /// Mobile apps, association files (generated, served, checked) and domain verification (issue 3).
+    /// Mobile apps, association files (generated, served, checked) and domain verification (docs/protocol.md#apps).
     mutating func registerAssociation() {
         let apps = AppHandlers(context: context)
         add("POST", "/v1/admin/apps") { request, _ in try apps.create(request) }

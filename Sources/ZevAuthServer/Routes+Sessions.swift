@@ -2,7 +2,7 @@ import HTTPServer
 
 extension Routes {
     /// Refresh, revoke, introspection, the standard OAuth surface, session settings and secret-key
-    /// rotation (issue 4).
+    /// rotation.
     mutating func registerSessions() {
         let context = self.context
         let grants = SessionGrants(context: context)

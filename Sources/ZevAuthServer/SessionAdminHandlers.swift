@@ -4,7 +4,7 @@ import Foundation
 import HTTPServer
 import PostgresStore
 
-/// The admin calls of the sessions area (PRODUCT.md, "Admin API"): the environment's session settings
+/// The admin calls of the sessions area (docs/protocol.md#admin-api): the environment's session settings
 /// and secret-key rotation, all with `Authorization: Bearer sk_…`.
 struct SessionAdminHandlers: Sendable {
     let context: ServerContext
@@ -22,7 +22,7 @@ struct SessionAdminHandlers: Sendable {
 
     // MARK: Settings
 
-    /// The bounds of each setting (PRODUCT.md, "Sessions"): windows may be shortened, never lengthened past
+    /// The bounds of each setting (docs/protocol.md#session-windows): windows may be shortened, never lengthened past
     /// 90 and 30 days; the access-token lifetime is 5–60 minutes; the reuse grace 0–60 seconds.
     static let bounds: [(field: String, range: ClosedRange<Int>, unit: String)] = [
         ("sessionMaxAgeDays", 1...90, "days (a session may be shortened, never lengthened past 90 days)"),

@@ -6,7 +6,7 @@ import HTTPServer
 import PostgresStore
 
 /// What a token grant (exchange or refresh) produced: a new pair for a session, or an error carrying its
-/// product code. Rendered on ZevAuth's surface (PRODUCT.md, "Exchange" success shape) or on the standard
+/// product code. Rendered on ZevAuth's surface (docs/protocol.md#exchange-success) or on the standard
 /// token endpoint (RFC 6749 §5.1/§5.2).
 enum GrantResult {
     case issued(IssuedSession, accessToken: String, refreshToken: String, now: Date)
@@ -14,7 +14,7 @@ enum GrantResult {
     /// The client's failure limit is reached: 429 with `Retry-After` on either surface.
     case limited(retryAfterSeconds: Int)
 
-    /// No or unknown publishable key (PRODUCT.md "Exchange" row 1; RFC 6749 §5.2).
+    /// No or unknown publishable key (docs/protocol.md#exchange-row-1; RFC 6749 §5.2).
     static let invalidClient = OAuthError(.invalidClient, "Send the environment's publishable key as Authorization: Bearer pk_…")
 
     /// The answer on `surface`: 200 with the session, or the error with `Cache-Control: no-store`.
@@ -48,7 +48,8 @@ enum GrantResult {
     }
 }
 
-/// `POST /v1/auth/session/refresh` and `POST /v1/auth/session/revoke` (PRODUCT.md, "Sessions"), and the
+/// `POST /v1/auth/session/refresh` and `POST /v1/auth/session/revoke` (docs/protocol.md#refresh,
+/// docs/protocol.md#revoke), and the
 /// refresh core that `POST /oauth2/token` shares.
 struct SessionGrants: Sendable {
     let context: ServerContext

@@ -6,14 +6,14 @@ import HTTPServer
 import PKCE
 import PostgresStore
 
-/// The browser half of the round trip (PRODUCT.md, "Sign-in round trip", steps 1–3): the start, the
+/// The browser half of the round trip (docs/protocol.md#round-trip): the start, the
 /// hosted sign-in page, consent, and the redirect back to the app with `code`, `state` and `iss`.
 struct SignInFlow: Sendable {
     let context: ServerContext
 
-    /// A pending sign-in lives 10 minutes (PRODUCT.md step 1).
+    /// A pending sign-in lives 10 minutes (docs/protocol.md#pending-sign-in).
     static let pendingLifetimeSeconds: Double = 600
-    /// Codes expire 60 seconds after issue (PRODUCT.md, "Codes work once and expire 60 seconds after issue").
+    /// Codes expire 60 seconds after issue (docs/protocol.md#code-lifetime).
     static let codeLifetimeSeconds: Double = 60
     static let genericCredentialsMessage = "The email or password is incorrect."
     /// What a sign-in form says when the email is not an address this server accepts.
@@ -23,8 +23,8 @@ struct SignInFlow: Sendable {
 
     // MARK: Start
 
-    /// `GET /v1/auth/zevid/start` and `GET /oauth2/authorize`: the checks of PRODUCT.md "Start: order of
-    /// checks" (`StartValidator`), then a pending sign-in bound to this browser and a 303 to the next page.
+    /// `GET /v1/auth/zevid/start` and `GET /oauth2/authorize`: the checks of docs/protocol.md#start-order
+    /// (`StartValidator`), then a pending sign-in bound to this browser and a 303 to the next page.
     func start(_ request: HTTPRequest, standardEndpoint: Bool) throws -> HTTPResponse {
         var lookupFailure: (any Error)?
         var environment: EnvironmentRecord?
@@ -61,7 +61,7 @@ struct SignInFlow: Sendable {
         let (binding, setCookies) = try BrowserBinding(context: context).adoptOrMint(
             request, until: now.addingTimeInterval(Self.pendingLifetimeSeconds))
         // A browser already signed in to ZevID skips the password unless prompt=login or its
-        // authentication is older than the environment's session maximum age (PRODUCT.md step 2).
+        // authentication is older than the environment's session maximum age (docs/protocol.md#browser-recognised).
         var browserSessionID: String?
         if validated.prompt != .login, let token = context.cookie(.session, in: request),
             let session = try store.browserSession(tokenHash: Crypto.hexSHA256(token)),

@@ -5,7 +5,7 @@ import Foundation
 import HTTPServer
 import PostgresStore
 
-/// The standard OAuth surface over the same core (PRODUCT.md, "Standard OAuth surface"): RFC 8414
+/// The standard OAuth surface over the same core (docs/protocol.md#standard-surface): RFC 8414
 /// metadata, `POST /oauth2/token` (RFC 6749 §4.1.3, §6), `POST /oauth2/revoke` (RFC 7009) and
 /// `POST /oauth2/introspect` (RFC 7662).
 struct StandardOAuthHandlers: Sendable {

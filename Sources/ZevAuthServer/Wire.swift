@@ -6,7 +6,7 @@ import HTTPServer
 /// Building responses: JSON bodies, OAuth error bodies, cookies, and the headers every page carries.
 enum Wire {
     /// `{"error": code, "error_description": description}` with `Cache-Control: no-store`.
-    /// Source: RFC 6749 §5.2 (error body), PRODUCT.md ("JSON error bodies").
+    /// Source: RFC 6749 §5.2 (error body), docs/protocol.md#json-error-body.
     static func error(_ error: OAuthError, wireCode: String? = nil, description: String? = nil, extraHeaders: [(String, String)] = [])
         -> HTTPResponse
     {

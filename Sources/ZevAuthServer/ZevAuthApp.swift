@@ -102,7 +102,7 @@ public struct ZevAuthApp: HTTPHandler {
     }
 }
 
-/// `GET /v1/auth/session` (PRODUCT.md, "Sessions"): the session and the safe user fields for a bearer
+/// `GET /v1/auth/session` (docs/protocol.md#current-session): the session and the safe user fields for a bearer
 /// access token; 401 otherwise.
 struct SessionHandlers: Sendable {
     let context: ServerContext

@@ -1,4 +1,4 @@
-// zevauth-conformance: a scripted PKCE client that checks a ZevAuth deployment from outside (issue 5).
+// zevauth-conformance: a scripted PKCE client that checks a ZevAuth deployment from outside.
 import Conformance
 import Foundation
 

@@ -90,7 +90,7 @@ func runCLI(_ arguments: [String], environment: [String: String] = [:], password
     }
 }
 
-/// The app commands against a stand-in for the admin API's app calls (PRODUCT.md "Admin API" shapes),
+/// The app commands against a stand-in for the admin API's app calls (docs/protocol.md#admin-calls shapes),
 /// checking what the CLI sends and how it prints the `link`.
 @Suite struct AdminCLIAppTests {
     final class Handler: HTTPHandler, Sendable {

@@ -2,7 +2,7 @@ import Association
 import Foundation
 import Testing
 
-/// The anonymised public files of `RealFiles/` (a copy of `../shared/research/real-association-files/`):
+/// The files of `RealFiles/` (anonymised copies of real public files):
 /// each is judged without a crash, and every app its MANIFEST.tsv row lists is judged listed.
 @Suite struct RealFilesTests {
     struct Row: Sendable, CustomStringConvertible {

@@ -37,7 +37,7 @@ func outcome(_ decision: StartDecision) -> Outcome? {
     }
 }
 
-/// Every start error in PRODUCT.md "Start: order of checks" order.
+/// Every start error in the order of docs/protocol.md#start-order.
 let startErrors: [StartCase] = [
     StartCase("duplicate state", startQuery() + [("state", "again")], .show(.invalidRequest, 400)),
     StartCase("duplicate unknown parameter", startQuery(["foo": "1"]) + [("foo", "2")], .show(.invalidRequest, 400)),

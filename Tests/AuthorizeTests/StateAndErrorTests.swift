@@ -82,12 +82,12 @@ import Testing
     }
 
     @Test(arguments: [
-        // Seed 003's error table.
+        // docs/protocol.md#error-codes: the native-app errors.
         (OAuthErrorCode.pkceMethodUnsupported, 400), (.invalidCodeChallenge, 400), (.pkceRequired, 400),
         (.invalidState, 400), (.nativeRedirectNotVerified, 403), (.customSchemeNotAllowed, 403),
         (.pkceVerificationFailed, 400), (.redirectURIRequired, 400), (.redirectURIMismatch, 400),
         (.reauthenticationRequired, 401), (.nativeAppLimit, 400), (.nativeAppTeamMismatch, 400),
-        // PRODUCT.md.
+        // docs/protocol.md#error-codes: the RFC and admin errors.
         (.invalidClient, 401), (.invalidRequest, 400), (.invalidGrant, 400), (.loopbackRedirectNotAllowed, 403),
         (.unsupportedResponseType, 400), (.unsupportedGrantType, 400), (.invalidToken, 401), (.forbidden, 403),
         (.notFound, 404), (.conflict, 409), (.accessDenied, 403), (.serverError, 500), (.temporarilyUnavailable, 503),

@@ -47,7 +47,7 @@ import ZevAuthTesting
         options.maxBackoffSeconds = 5
         let sleeps = SleepLog()
         let suite = Suite(options: options, agent: Agent(options: options, redactor: Redactor(), sleep: { sleeps.add($0) }))
-        suite.group("PRODUCT exchange", "exchange errors in order", suite.exchangeErrors)
+        suite.group("protocol.md#exchange", "exchange errors in order", suite.exchangeErrors)
         let skipped = suite.results.filter { $0.verdict == .skip }
         #expect(skipped.count == 1)
         #expect(skipped.first?.seen.contains("rate limited: 429") == true)

@@ -149,7 +149,7 @@ import Testing
     @Test func linesAndTheClosingCountHaveTheDocumentedShape() {
         let results = [
             CheckResult(clause: "RFC 7636 §4.6", title: "pkce: wrong verifier is refused", outcome: .pass("400 pkce_verification_failed")),
-            CheckResult(clause: "PRODUCT exchange: replay", title: "replay", outcome: .fail("200")),
+            CheckResult(clause: "protocol.md#exchange-replay", title: "replay", outcome: .fail("200")),
             CheckResult(clause: "RFC 7662 §2", title: "introspection", outcome: .skip("no --secret-key given")),
         ]
         let formatter = ReportFormatter(redactor: Redactor())

@@ -101,6 +101,87 @@ import Testing
         #expect(throws: MigrationError.badFileName("third.sql")) { try Migrator(directory: directory) }
     }
 
+    @Test func commentOnlyChangesKeepTheChecksumAndStatementChangesDoNot() throws {
+        let commented = Migration(
+            version: 1, name: "create_clients",
+            sql: "-- Clients (see the old document).\nCREATE TABLE clients (id text PRIMARY KEY);\n")
+        let schema = try TestSchema()
+        let pool = schema.pool()
+        _ = try Migrator(migrations: [commented]).apply(to: pool)
+
+        let reworded = Migration(
+            version: 1, name: "create_clients",
+            sql: "-- Clients: docs/protocol.md#credentials.\n  -- A second comment line.\n\nCREATE TABLE clients (id text PRIMARY KEY);\n")
+        #expect(reworded.checksum == commented.checksum)
+        #expect(try Migrator(migrations: [reworded]).pending(in: pool) == [])
+        #expect(try Migrator(migrations: [reworded]).apply(to: pool) == [])
+
+        for sql in [
+            "-- Clients: docs/protocol.md#credentials.\nCREATE TABLE clients (id text PRIMARY KEY, name text);\n",
+            "CREATE TABLE clients (id text PRIMARY KEY); -- a comment after a statement counts\n",
+        ] {
+            let changed = Migration(version: 1, name: "create_clients", sql: sql)
+            #expect(throws: MigrationError.checksumMismatch(version: 1, name: "create_clients")) {
+                try Migrator(migrations: [changed]).apply(to: pool)
+            }
+        }
+    }
+
+    @Test func earlierFullFileChecksumIsAcceptedOnlyForACommentOnlyChange() throws {
+        let released = Migration(
+            version: 1, name: "create_clients", sql: "-- Clients (old wording).\nCREATE TABLE clients (id text);\n")
+        let earlier = [1: EarlierChecksum(recorded: released.fullFileChecksum, current: released.checksum)]
+        let schema = try TestSchema()
+        let pool = schema.pool()
+        _ = try Migrator(migrations: [released]).apply(to: pool)
+        // What an earlier release recorded: the checksum of the whole file.
+        try pool.query("UPDATE schema_migrations SET checksum = $1", [released.fullFileChecksum])
+
+        let changed = Migration(version: 1, name: "create_clients", sql: "CREATE TABLE clients (id bigint);\n")
+        #expect(throws: MigrationError.checksumMismatch(version: 1, name: "create_clients")) {
+            try Migrator(migrations: [changed], earlierChecksums: earlier).apply(to: pool)
+        }
+        // Without the table the earlier checksum is a mismatch.
+        let reworded = Migration(
+            version: 1, name: "create_clients", sql: "-- Clients (new wording).\nCREATE TABLE clients (id text);\n")
+        #expect(throws: MigrationError.checksumMismatch(version: 1, name: "create_clients")) {
+            try Migrator(migrations: [reworded], earlierChecksums: [:]).pending(in: pool)
+        }
+
+        let migrator = Migrator(migrations: [reworded], earlierChecksums: earlier)
+        #expect(try migrator.pending(in: pool) == [])
+        #expect(try migrator.apply(to: pool) == [])
+        let recorded = try pool.query("SELECT checksum FROM schema_migrations").rows.map { try $0.string("checksum") }
+        #expect(recorded == [reworded.checksum])
+    }
+
+    @Test func databaseMigratedByAnEarlierReleaseMigratesCleanly() throws {
+        let sqlDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("sql").path
+        let migrator = try Migrator(directory: sqlDirectory)
+        let released = Migrator.releasedChecksums
+        #expect(Set(released.keys).isSubset(of: Set(migrator.migrations.map(\.version))))
+        // Every released file changed in comments only since its release.
+        for migration in migrator.migrations {
+            if let earlier = released[migration.version] { #expect(migration.checksum == earlier.current) }
+        }
+
+        let schema = try TestSchema()
+        let pool = schema.pool()
+        _ = try migrator.apply(to: pool)
+        // The rows an earlier release left: full-file checksums of the released files.
+        for (version, earlier) in released {
+            try pool.query(
+                "UPDATE schema_migrations SET checksum = $1 WHERE version = $2::bigint",
+                [earlier.recorded, String(version)])
+        }
+        #expect(try migrator.pending(in: pool) == [])
+        #expect(try migrator.apply(to: pool) == [])
+        let rows = try pool.query("SELECT version, checksum FROM schema_migrations ORDER BY version").rows
+        #expect(try rows.map { try $0.string("checksum") } == migrator.migrations.map(\.checksum))
+        #expect(try rows.map { try $0.int("version") } == migrator.migrations.map(\.version))
+    }
+
     @Test func checksumIsStableFNV1a() {
         // FNV-1a 64 of "" and "a" (published test values).
         #expect(Migration(version: 1, name: "e", sql: "").checksum == "cbf29ce484222325")

@@ -6,7 +6,7 @@ import Testing
 import ZevAuthServer
 import ZevAuthTesting
 
-/// The hosted account pages and the events that end sessions at once (PRODUCT.md "Sessions"), each checked
+/// The hosted account pages and the events that end sessions at once (docs/protocol.md#session-ends), each checked
 /// with `GET /v1/auth/session` on the right sessions only.
 @Suite struct AccountTests {
     /// Signs in to an app in `browser` (password page when asked) and exchanges the code.

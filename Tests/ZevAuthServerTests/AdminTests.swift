@@ -3,7 +3,7 @@ import Testing
 import ZevAuthServer
 import ZevAuthTesting
 
-/// The admin API of the round trip: who may call what, validation, and the shapes PRODUCT.md pins.
+/// The admin API of the round trip: who may call what, validation, and the shapes docs/protocol.md#admin-calls pins.
 @Suite struct AdminTests {
     func call(_ server: TestServer, _ method: String, _ path: String, token: String?, json: [String: Any]? = nil) throws -> TestResponse {
         var headers: [(String, String)] = [("Content-Type", "application/json")]

@@ -6,9 +6,9 @@ import Testing
 import ZevAuthServer
 import ZevAuthTesting
 
-/// Issue 3 end to end: apps through the admin API, limits held by PostgreSQL, the generated and served
-/// files, checks against a local HTTPS server (test CA, loopback), the scheduler, production gating and
-/// the consent page's device name.
+/// Mobile apps and association files end to end (docs/protocol.md#apps): apps through the admin API, limits
+/// held by PostgreSQL, the generated and served files, checks against a local HTTPS server (test CA,
+/// loopback), the scheduler, production gating and the consent page's device name.
 @Suite struct AssociationTests {
     static let teamID = "ABCDE12345"
     static let otherTeamID = "ZYXWV98765"
@@ -256,7 +256,7 @@ import ZevAuthTesting
         case androidContentType, packageMissing, fingerprintMissing, relationMissing
     }
 
-    /// Every problem code of PRODUCT.md's table from a broken variant served over real HTTPS.
+    /// Every problem code of docs/protocol.md#problem-codes from a broken variant served over real HTTPS.
     @Test(arguments: Variant.allCases)
     func eachBrokenVariantReportsItsCode(variant: Variant) throws {
         let setup = try Setup()

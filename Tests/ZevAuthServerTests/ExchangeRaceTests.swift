@@ -7,8 +7,8 @@ import ZevAuthTesting
 
 @testable import PostgresStore
 
-/// The replay that races the winning exchange (PRODUCT.md: "its session is revoked if any valid replay
-/// came"), made deterministic: the winner's transaction is held open until the replay is seen waiting on
+/// The replay that races the winning exchange (docs/protocol.md#exchange-replay: its session is revoked if any
+/// valid replay came), made deterministic: the winner's transaction is held open until the replay is seen waiting on
 /// the code's row lock, then committed.
 @Suite struct ExchangeRaceTests {
     @Test func aValidReplayThatWaitedOnTheWinnerStillRevokesTheWinnersSession() throws {

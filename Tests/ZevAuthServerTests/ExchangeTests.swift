@@ -3,7 +3,7 @@ import Testing
 import ZevAuthServer
 import ZevAuthTesting
 
-/// PRODUCT.md "Exchange": every row in order, single use, the 60-second boundary and concurrent replays.
+/// docs/protocol.md#exchange-checks: every row in order, single use, the 60-second boundary and concurrent replays.
 @Suite struct ExchangeTests {
     static let redirect = "http://127.0.0.1:54321/cb"
 

@@ -3,8 +3,8 @@ import Testing
 import ZevAuthServer
 import ZevAuthTesting
 
-/// Failed refreshes and failed standard-endpoint grants count against the client address (issue 4 item 7),
-/// and an ended session's refresh answers `invalid_grant` (PRODUCT.md, "Sessions").
+/// Failed refreshes and failed standard-endpoint grants count against the client address (docs/protocol.md#rate-limits),
+/// and an ended session's refresh answers `invalid_grant` (docs/protocol.md#refresh-row-4).
 @Suite struct FailureLimitTests {
     @Test func failedRefreshesAreLimitedPerAddressEvenForAValidTokenAfterwards() throws {
         let server = try TestServer(

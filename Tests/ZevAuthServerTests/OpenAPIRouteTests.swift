@@ -5,7 +5,7 @@ import Testing
 import ZevAuthServer
 
 /// Keeps `docs/openapi.yaml` true: the operations it documents are exactly the routes the server registers
-/// (`ZevAuthApp.routes`), in both directions (issue 5, item 4).
+/// (`ZevAuthApp.routes`), in both directions (docs/decisions.md#documentation).
 ///
 /// No YAML library is available, so the file keeps a regular shape that `OpenAPIPaths.read` checks while
 /// reading it (the constraint is written at the top of the file): `paths:` at column 0; each path key at

@@ -3,7 +3,7 @@ import Testing
 import ZevAuthServer
 import ZevAuthTesting
 
-/// Rate limits kept in PostgreSQL hold across server instances (issue 4, item 7).
+/// Rate limits kept in PostgreSQL hold across server instances (docs/protocol.md#rate-limits).
 @Suite struct RateLimitTests {
     /// A new browser at the password form of a fresh pending sign-in on `server`.
     static func passwordForm(_ server: TestServer, _ fixture: Fixture) throws -> (TestBrowser, [(String, String)]) {

@@ -3,7 +3,7 @@ import Testing
 import ZevAuthServer
 import ZevAuthTesting
 
-/// PRODUCT.md "Sessions": rotation, reuse outside and inside the grace, concurrent refreshes, the windows
+/// docs/protocol.md#refresh-checks: rotation, reuse outside and inside the grace, concurrent refreshes, the windows
 /// with an injected clock, and settings that shorten (never lengthen) them.
 @Suite struct RefreshTests {
     static let day: Double = 86_400

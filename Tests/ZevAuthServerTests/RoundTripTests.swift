@@ -3,7 +3,7 @@ import Testing
 import ZevAuthServer
 import ZevAuthTesting
 
-/// The whole round trip over real HTTP on loopback against real PostgreSQL (issue 2's first test).
+/// The whole round trip over real HTTP on loopback against real PostgreSQL (docs/protocol.md#round-trip).
 @Suite struct RoundTripTests {
     @Test func signsInExchangesAndRecognisesTheBrowserNextTime() throws {
         let server = try TestServer()

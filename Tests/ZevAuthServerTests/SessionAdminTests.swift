@@ -5,7 +5,7 @@ import Testing
 import ZevAuthServer
 import ZevAuthTesting
 
-/// PRODUCT.md "Admin API": the session settings (shorten, never lengthen; 400 naming the field) and
+/// docs/protocol.md#admin-settings: the session settings (shorten, never lengthen; 400 naming the field) and
 /// secret-key rotation (a new key works at once, the old one until revoked, never zero keys).
 @Suite struct SessionAdminTests {
     func make() throws -> SessionDriver {

@@ -3,7 +3,7 @@ import Testing
 import ZevAuthServer
 import ZevAuthTesting
 
-/// PRODUCT.md "Standard OAuth surface" and "Sessions": RFC 8414 metadata, `/oauth2/token` (both grants
+/// docs/protocol.md#standard-surface and docs/protocol.md#sessions: RFC 8414 metadata, `/oauth2/token` (both grants
 /// and every error), codes crossing between the two starts and exchanges, revocation (RFC 7009) and
 /// introspection (RFC 7662).
 @Suite struct StandardSurfaceTests {

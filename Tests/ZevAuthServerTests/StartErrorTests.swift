@@ -3,7 +3,7 @@ import Testing
 import ZevAuthServer
 import ZevAuthTesting
 
-/// Every error of PRODUCT.md "Start: order of checks" over HTTP: status, `error`, and whether it was shown
+/// Every error of docs/protocol.md#start-order over HTTP: status, `error`, and whether it was shown
 /// or redirected (and when redirected, that `state` and `iss` came back).
 @Suite struct StartErrorTests {
     struct Setup {

@@ -3,7 +3,7 @@ import ZevAuthServer
 
 /// Captures, across the whole test run, what every test server logged and every secret a test saw, in two
 /// files named by `ZEVAUTH_TEST_LOG_FILE` and `ZEVAUTH_TEST_SECRETS_FILE`. `scripts/test` then searches the
-/// log for each secret (issue 2: "no token, code, verifier or password appears in what the server logs").
+/// log for each secret (docs/operations.md#logs: no code, token, verifier or password is ever logged).
 public enum SuiteCapture {
     private static let lock = NSLock()
 
