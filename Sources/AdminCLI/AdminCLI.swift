@@ -82,7 +82,7 @@ public struct AdminCLI {
     /// A parsed command line of one command.
     struct Invocation {
         let flags: Flags
-        /// The checked operand (letters, digits, `-._~` only, so it is safe in a path).
+        /// The operand as given (never empty); the server validates it and explains a bad one.
         let operand: String?
         func value(_ name: String) -> String? { flags.one(name) }
         func required(_ name: String) throws(UsageError) -> String { try flags.required(name) }
@@ -92,7 +92,12 @@ public struct AdminCLI {
             let pairs = [("cursor", value("--cursor")), ("limit", value("--limit"))].compactMap { name, value in value.map { (name, $0) } }
             return pairs.isEmpty ? "" : "?" + FormURLEncoding.encode(pairs)
         }
+        /// The operand as given, for a request body and for what the CLI prints.
         var id: String { operand ?? "" }
+        /// The operand as one RFC 3986 path segment (§3.3): every byte but the unreserved characters
+        /// percent-encoded, so `/`, `?`, `%`, spaces and non-ASCII reach the server as data and get its
+        /// own 400 or 404 sentence.
+        var pathID: String { FormURLEncoding.percentEncodeUnreserved(id) }
     }
 
     static let pagingOptions = [
@@ -143,7 +148,7 @@ public struct AdminCLI {
             Command(
                 words: ["user", "close"], operand: "USER_ID", credential: .operator, summary: "close an account and end all its sessions"
             ) { invocation in
-                Call(method: .post, path: "/v1/admin/users/\(invocation.id)/close", body: [:], render: Render.object)
+                Call(method: .post, path: "/v1/admin/users/\(invocation.pathID)/close", body: [:], render: Render.object)
             },
             Command(
                 words: ["domain", "add"], operand: "DOMAIN", credential: .secretKey,
@@ -158,14 +163,14 @@ public struct AdminCLI {
                 words: ["domain", "verify"], operand: "DOMAIN", credential: .secretKey,
                 summary: "fetch the published token and mark the domain verified"
             ) { invocation in
-                Call(method: .post, path: "/v1/admin/domains/\(invocation.id)/verify", body: [:], render: Render.object)
+                Call(method: .post, path: "/v1/admin/domains/\(invocation.pathID)/verify", body: [:], render: Render.object)
             },
             Command(
                 words: ["domain", "mark-hosted"], operand: "DOMAIN", options: [Option(name: "--project-id", placeholder: "ID")],
                 credential: .operator, summary: "mark a domain verified and served by this deployment"
             ) { invocation throws(UsageError) in
                 Call(
-                    method: .post, path: "/v1/admin/domains/\(invocation.id)/verify",
+                    method: .post, path: "/v1/admin/domains/\(invocation.pathID)/verify",
                     body: ["projectId": try invocation.required("--project-id"), "hosted": true], render: Render.object)
             },
             Command(
@@ -182,7 +187,8 @@ public struct AdminCLI {
             },
             Command(words: ["callback", "remove"], operand: "CALLBACK_ID", credential: .secretKey, summary: "remove a redirect URI") {
                 invocation in
-                Call(method: .delete, path: "/v1/admin/callbacks/\(invocation.id)", render: { _ in "removed callback \(invocation.id)" })
+                Call(
+                    method: .delete, path: "/v1/admin/callbacks/\(invocation.pathID)", render: { _ in "removed callback \(invocation.id)" })
             },
             Command(
                 words: ["app", "add", "ios"],
@@ -222,14 +228,14 @@ public struct AdminCLI {
             },
             Command(words: ["app", "show"], operand: "APP_ID", credential: .secretKey, summary: "show an app and its link state") {
                 invocation in
-                Call(method: .get, path: "/v1/admin/apps/\(invocation.id)", render: Render.app)
+                Call(method: .get, path: "/v1/admin/apps/\(invocation.pathID)", render: Render.app)
             },
             Command(words: ["app", "remove"], operand: "APP_ID", credential: .secretKey, summary: "remove an app") { invocation in
-                Call(method: .delete, path: "/v1/admin/apps/\(invocation.id)", render: { _ in "removed app \(invocation.id)" })
+                Call(method: .delete, path: "/v1/admin/apps/\(invocation.pathID)", render: { _ in "removed app \(invocation.id)" })
             },
             Command(words: ["app", "check"], operand: "APP_ID", credential: .secretKey, summary: "check the app's link again now") {
                 invocation in
-                Call(method: .post, path: "/v1/admin/apps/\(invocation.id)/check", body: [:], render: Render.check)
+                Call(method: .post, path: "/v1/admin/apps/\(invocation.pathID)/check", body: [:], render: Render.check)
             },
             Command(
                 words: ["association-files"], options: [Option(name: "--domain", placeholder: "DOMAIN")], credential: .secretKey,
@@ -253,7 +259,7 @@ public struct AdminCLI {
                 Call(method: .get, path: "/v1/admin/keys" + invocation.paging, render: Render.keys)
             },
             Command(words: ["keys", "revoke"], operand: "KEY_ID", credential: .secretKey, summary: "revoke a secret key") { invocation in
-                Call(method: .delete, path: "/v1/admin/keys/\(invocation.id)", render: { _ in "revoked key \(invocation.id)" })
+                Call(method: .delete, path: "/v1/admin/keys/\(invocation.pathID)", render: { _ in "revoked key \(invocation.id)" })
             },
             Command(words: ["settings", "show"], credential: .secretKey, summary: "show the environment's session settings") { _ in
                 Call(method: .get, path: "/v1/admin/settings", render: Render.object)
@@ -305,18 +311,24 @@ public struct AdminCLI {
         var values: [String: [String]] = [:]
         var switches: Set<String> = []
         var positional: [String] = []
+        /// A flag that ended the command line without its value (`app list --limit`); reported by
+        /// `check` after unknown options, so `--bogus` as the last word still gets "has no option".
+        var missingValue: String? = nil
 
         static let switchNames: Set<String> = ["--json", "--password-stdin", "--help", "-h"]
         static let common: Set<String> = ["--server", "--operator-token", "--secret-key"]
 
-        init(_ arguments: [String]) throws(UsageError) {
+        init(_ arguments: [String]) {
             var index = 0
             while index < arguments.count {
                 let word = arguments[index]
                 if Self.switchNames.contains(word) {
                     switches.insert(word)
                 } else if word.hasPrefix("--") {
-                    guard index + 1 < arguments.count else { throw UsageError(message: "\(word) needs a value") }
+                    guard index + 1 < arguments.count else {
+                        missingValue = word
+                        break
+                    }
                     values[word, default: []].append(arguments[index + 1])
                     index += 1
                 } else {
@@ -349,11 +361,7 @@ public struct AdminCLI {
     /// - Returns: 0 on success (and for `--help`), 1 when the server refused or could not be reached, 2 for a
     ///   bad command line.
     public func run(_ arguments: [String]) -> Int32 {
-        let flags: Flags
-        do { flags = try Flags(arguments) } catch {
-            writeError("zevauth: \(error.message).\n" + Self.usage)
-            return 2
-        }
+        let flags = Flags(arguments)
         guard let (command, rest) = Self.command(for: flags.positional) else {
             let known = flags.positional.prefix { word in Self.commands.contains { $0.words.contains(word) } }
             if flags.wantsHelp {
@@ -390,9 +398,11 @@ public struct AdminCLI {
     /// Checks the flags and the operand against the command's row of the table.
     static func check(_ command: Command, flags: Flags, rest: [String]) throws(UsageError) -> Invocation {
         let allowed = Set(command.options.map(\.name)).union(Flags.common)
-        if let unknown = flags.values.keys.sorted().first(where: { !allowed.contains($0) }) {
+        let given = flags.values.keys.sorted() + (flags.missingValue.map { [$0] } ?? [])
+        if let unknown = given.first(where: { !allowed.contains($0) }) {
             throw UsageError(message: "\(command.words.joined(separator: " ")) has no option \(unknown)")
         }
+        if let flag = flags.missingValue { throw UsageError(message: "\(flag) needs a value") }
         if flags.switches.contains("--password-stdin") && command.words != ["user", "create"] {
             throw UsageError(message: "only user create takes --password-stdin")
         }
@@ -401,9 +411,12 @@ public struct AdminCLI {
         }
         let operand: String?
         if let name = command.operand {
-            guard rest.count == 1, let word = rest.first, !word.isEmpty, word.utf8.allSatisfy({ FormURLEncoding.isUnreserved($0) }) else {
-                throw UsageError(message: "\(command.words.joined(separator: " ")) takes one \(name)")
+            let words = command.words.joined(separator: " ")
+            guard rest.count == 1, let word = rest.first else {
+                let given = rest.isEmpty ? "none was given" : "\(rest.count) words were given"
+                throw UsageError(message: "\(words) takes one \(name), but \(given)")
             }
+            guard !word.isEmpty else { throw UsageError(message: "the \(name) given to \(words) is empty") }
             operand = word
         } else {
             guard rest.isEmpty else {

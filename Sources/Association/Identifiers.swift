@@ -7,8 +7,8 @@
 public struct IdentifierProblem: Error, Sendable, Equatable {
     /// The request field, e.g. `teamId`, `bundleId`, `packageName` or `sha256CertFingerprints[1]`.
     public let field: String
-    /// A full sentence naming the field and the defect, e.g. "sha256CertFingerprints[1] is 20 bytes long:
-    /// that is a SHA-1 fingerprint; paste the SHA-256 one".
+    /// A full sentence, ending with a full stop, naming the field and the defect, e.g. "sha256CertFingerprints[1] is 20 bytes long:
+    /// that is a SHA-1 fingerprint; paste the SHA-256 one."
     public let message: String
 
     /// Creates a problem for `field` with a user-facing `message`.
@@ -34,19 +34,19 @@ public struct TeamID: Sendable, Hashable {
         let text = trimmed(raw).uppercased()
         if text.isEmpty {
             return .failure(
-                IdentifierProblem(field: field, message: "teamId is empty: enter the 10-character Team ID from Membership details"))
+                IdentifierProblem(field: field, message: "teamId is empty: enter the 10-character Team ID from Membership details."))
         }
         if let bad = text.unicodeScalars.first(where: { !isUpperAlnum($0) }) {
             return .failure(
                 IdentifierProblem(
                     field: field,
-                    message: "teamId contains \(describe(bad)): a Team ID is 10 letters or digits (e.g. from Membership details)"))
+                    message: "teamId contains \(describe(bad)): a Team ID is 10 letters or digits (e.g. from Membership details)."))
         }
         guard text.unicodeScalars.count == 10 else {
             return .failure(
                 IdentifierProblem(
                     field: field,
-                    message: "teamId is \(text.unicodeScalars.count) characters long: a Team ID is exactly 10 letters or digits"))
+                    message: "teamId is \(text.unicodeScalars.count) characters long: a Team ID is exactly 10 letters or digits."))
         }
         return .success(TeamID(value: text))
     }
@@ -75,23 +75,23 @@ public struct BundleID: Sendable, Hashable {
         let scalars = Array(text.unicodeScalars)
         if scalars.isEmpty {
             return .failure(
-                IdentifierProblem(field: field, message: "bundleId is empty: enter the app's bundle identifier, e.g. com.acme.app"))
+                IdentifierProblem(field: field, message: "bundleId is empty: enter the app's bundle identifier, e.g. com.acme.app."))
         }
         if let bad = scalars.first(where: { !(isAlnum($0) || $0 == "-" || $0 == ".") }) {
             return .failure(
                 IdentifierProblem(
-                    field: field, message: "bundleId contains \(describe(bad)): only letters, digits, '-' and '.' are allowed"))
+                    field: field, message: "bundleId contains \(describe(bad)): only letters, digits, '-' and '.' are allowed."))
         }
         if scalars.count > maximumLength {
             return .failure(
                 IdentifierProblem(
-                    field: field, message: "bundleId is \(scalars.count) characters long: at most \(maximumLength) are allowed"))
+                    field: field, message: "bundleId is \(scalars.count) characters long: at most \(maximumLength) are allowed."))
         }
         if scalars.first == "." || scalars.last == "." {
-            return .failure(IdentifierProblem(field: field, message: "bundleId starts or ends with '.'"))
+            return .failure(IdentifierProblem(field: field, message: "bundleId starts or ends with '.'."))
         }
         if text.contains("..") {
-            return .failure(IdentifierProblem(field: field, message: "bundleId contains an empty part ('..')"))
+            return .failure(IdentifierProblem(field: field, message: "bundleId contains an empty part ('..')."))
         }
         let parts = text.split(separator: ".", omittingEmptySubsequences: false)
         if parts.count > 1, looksLikeTeamID(parts[0]) {
@@ -100,7 +100,7 @@ public struct BundleID: Sendable, Hashable {
                 IdentifierProblem(
                     field: field,
                     message:
-                        "bundleId looks like a full App ID (Team ID \(parts[0]) followed by the bundle ID): enter only the bundle ID (\(rest)); the Team ID goes in teamId"
+                        "bundleId looks like a full App ID (Team ID \(parts[0]) followed by the bundle ID): enter only the bundle ID (\(rest)); the Team ID goes in teamId."
                 ))
         }
         return .success(BundleID(value: text))
@@ -135,29 +135,29 @@ public struct PackageName: Sendable, Hashable {
         let text = trimmed(raw)
         let rule = "package names need at least two segments, each starting with a letter; only letters, digits and _ are allowed"
         if text.isEmpty {
-            return .failure(IdentifierProblem(field: field, message: "packageName is empty: enter the applicationId, e.g. com.acme.app"))
+            return .failure(IdentifierProblem(field: field, message: "packageName is empty: enter the applicationId, e.g. com.acme.app."))
         }
         if let bad = text.unicodeScalars.first(where: { !(isAlnum($0) || $0 == "_" || $0 == ".") }) {
-            return .failure(IdentifierProblem(field: field, message: "packageName contains \(describe(bad)): \(rule)"))
+            return .failure(IdentifierProblem(field: field, message: "packageName contains \(describe(bad)): \(rule)."))
         }
         if text.unicodeScalars.count > maximumLength {
             return .failure(
                 IdentifierProblem(
                     field: field,
-                    message: "packageName is \(text.unicodeScalars.count) characters long: at most \(maximumLength) are allowed"))
+                    message: "packageName is \(text.unicodeScalars.count) characters long: at most \(maximumLength) are allowed."))
         }
         let segments = text.split(separator: ".", omittingEmptySubsequences: false)
         if segments.count < 2 {
-            return .failure(IdentifierProblem(field: field, message: "packageName has a single segment: \(rule)"))
+            return .failure(IdentifierProblem(field: field, message: "packageName has a single segment: \(rule)."))
         }
         for (index, segment) in segments.enumerated() {
             guard let first = segment.unicodeScalars.first else {
-                return .failure(IdentifierProblem(field: field, message: "packageName has an empty segment: \(rule)"))
+                return .failure(IdentifierProblem(field: field, message: "packageName has an empty segment: \(rule)."))
             }
             if !isLetter(first) {
                 return .failure(
                     IdentifierProblem(
-                        field: field, message: "packageName segment \(index + 1) does not start with a letter: \(rule)"))
+                        field: field, message: "packageName segment \(index + 1) does not start with a letter: \(rule)."))
             }
         }
         return .success(PackageName(value: text))
@@ -200,18 +200,19 @@ public struct CertificateFingerprint: Sendable, Hashable {
                     IdentifierProblem(
                         field: field,
                         message:
-                            "\(field) contains \(describe(scalar)): a fingerprint is hexadecimal digits (0-9, A-F), optionally separated by colons"
+                            "\(field) contains \(describe(scalar)): a fingerprint is hexadecimal digits (0-9, A-F), optionally separated by colons."
                     ))
             }
             digits.append(digit)
         }
         if digits.isEmpty {
-            return .failure(IdentifierProblem(field: field, message: "\(field) is empty: paste the certificate's SHA-256 fingerprint"))
+            return .failure(IdentifierProblem(field: field, message: "\(field) is empty: paste the certificate's SHA-256 fingerprint."))
         }
         if digits.count % 2 == 1 {
             return .failure(
                 IdentifierProblem(
-                    field: field, message: "\(field) has \(digits.count) hex digits, an odd number: a SHA-256 fingerprint has 64 (32 bytes)"
+                    field: field,
+                    message: "\(field) has \(digits.count) hex digits, an odd number: a SHA-256 fingerprint has 64 (32 bytes)."
                 ))
         }
         let bytes = digits.count / 2
@@ -219,14 +220,14 @@ public struct CertificateFingerprint: Sendable, Hashable {
         case 32: break
         case 20:
             return .failure(
-                IdentifierProblem(field: field, message: "\(field) is 20 bytes long: that is a SHA-1 fingerprint; paste the SHA-256 one"))
+                IdentifierProblem(field: field, message: "\(field) is 20 bytes long: that is a SHA-1 fingerprint; paste the SHA-256 one."))
         case 16:
             return .failure(
-                IdentifierProblem(field: field, message: "\(field) is 16 bytes long: that is an MD5 fingerprint; paste the SHA-256 one"))
+                IdentifierProblem(field: field, message: "\(field) is 16 bytes long: that is an MD5 fingerprint; paste the SHA-256 one."))
         default:
             return .failure(
                 IdentifierProblem(
-                    field: field, message: "\(field) is \(bytes) bytes long: a SHA-256 fingerprint is 32 bytes (64 hex digits)"))
+                    field: field, message: "\(field) is \(bytes) bytes long: a SHA-256 fingerprint is 32 bytes (64 hex digits)."))
         }
         let hex = Array("0123456789ABCDEF")
         var pairs: [String] = []
@@ -238,11 +239,11 @@ public struct CertificateFingerprint: Sendable, Hashable {
             return .failure(
                 IdentifierProblem(
                     field: field,
-                    message: "\(field) is the example from Google's documentation (14:6D:E9:…:44:E5), not your certificate's fingerprint"))
+                    message: "\(field) is the example from Google's documentation (14:6D:E9:…:44:E5), not your certificate's fingerprint."))
         }
         if digits.allSatisfy({ $0 == 0 }) {
             return .failure(
-                IdentifierProblem(field: field, message: "\(field) is all zeros: that is a placeholder, not a certificate's fingerprint"))
+                IdentifierProblem(field: field, message: "\(field) is all zeros: that is a placeholder, not a certificate's fingerprint."))
         }
         return .success(CertificateFingerprint(canonical: canonical))
     }
@@ -272,7 +273,7 @@ public enum Fingerprints {
             return .failure(
                 IdentifierProblem(
                     field: "sha256CertFingerprints",
-                    message: "sha256CertFingerprints is empty: list the SHA-256 fingerprint of at least one signing certificate"))
+                    message: "sha256CertFingerprints is empty: list the SHA-256 fingerprint of at least one signing certificate."))
         }
         var parsed: [CertificateFingerprint] = []
         var firstIndex: [String: Int] = [:]
@@ -286,7 +287,7 @@ public enum Fingerprints {
                     return .failure(
                         IdentifierProblem(
                             field: field,
-                            message: "\(field) is the same certificate as sha256CertFingerprints[\(earlier)]; list each one once"))
+                            message: "\(field) is the same certificate as sha256CertFingerprints[\(earlier)]; list each one once."))
                 }
                 firstIndex[fingerprint.canonical] = index
                 parsed.append(fingerprint)

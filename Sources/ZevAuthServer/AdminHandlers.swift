@@ -238,7 +238,9 @@ struct AdminHandlers: Sendable {
         guard try context.store.markDomainVerified(projectID: projectID, domain: domain, hosted: hosted, now: context.clock.now()) else {
             return Wire.error(.notFound, "The project has no such domain.", status: 404)
         }
-        return Wire.json(status: 200, ["domain": domain, "verified": true])
+        // The answer shows the domain as it now stands, `hosted` included (docs/protocol.md#admin-calls).
+        let hostedNow = try context.store.domains(projectID: projectID).first { $0.domain == domain }?.hosted ?? (hosted ?? false)
+        return Wire.json(status: 200, ["domain": domain, "verified": true, "hosted": hostedNow])
     }
 
     static func domainBody(_ domain: DomainRecord) -> [String: Any] {

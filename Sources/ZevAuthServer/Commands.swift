@@ -14,14 +14,19 @@ public enum Commands {
     }
 
     /// One usage line per option: `  --flag VALUE   ZEVAUTH_VARIABLE  what it does`, aligned.
-    public static func optionLines(_ options: [ConfigurationOption]) -> String {
+    /// - Parameter dev: lines for `zevauth dev`: a variable dev ignores (`ZEVAUTH_LISTEN`) is left out, and
+    ///   each key's `devNote` replaces `(required)`.
+    public static func optionLines(_ options: [ConfigurationOption], dev: Bool = false) -> String {
         let left = options.map { "\($0.flag) \($0.placeholder)" }
         let width = left.map(\.count).max() ?? 0
-        let middle = options.map { $0.variable ?? "" }
+        let middle = options.map { option in
+            option.variable.map { dev && ConfigurationLoader.chosenByDev.contains($0) ? "" : $0 } ?? ""
+        }
         let middleWidth = middle.map(\.count).max() ?? 0
         return zip(options, zip(left, middle)).map { option, columns in
             "  " + columns.0.padding(toLength: width, withPad: " ", startingAt: 0) + "  "
                 + columns.1.padding(toLength: middleWidth, withPad: " ", startingAt: 0) + "  " + option.help
+                + (dev ? option.devNote.map { " (\($0))" } ?? "" : option.required ? " (required)" : "")
         }.joined(separator: "\n")
     }
 
@@ -62,7 +67,9 @@ public enum Commands {
     /// `--help` prints `migrateUsage`.
     public static func migrate(arguments: [String], write: (String) -> Void = { print($0) }) throws {
         if asksForHelp(arguments) { return write(migrateUsage) }
-        let values = try ConfigurationLoader.merged(environment: ProcessInfo.processInfo.environment, arguments: arguments)
+        let values = try ConfigurationLoader.merged(
+            environment: ProcessInfo.processInfo.environment, arguments: arguments,
+            command: "migrate")
         guard let url = values["ZEVAUTH_DATABASE_URL"], !url.isEmpty else {
             throw ConfigurationError(key: "ZEVAUTH_DATABASE_URL", problem: "is required")
         }

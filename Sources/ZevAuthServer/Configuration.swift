@@ -85,6 +85,20 @@ public struct ConfigurationOption: Sendable {
     public let placeholder: String
     /// One line saying what the key does.
     public let help: String
+    /// Whether `serve` needs it (its usage line ends `(required)`).
+    public let required: Bool
+    /// How `zevauth dev` treats it when that differs from `serve` (dev's usage line ends with it in
+    /// parentheses), e.g. that dev mints the value when it is not given.
+    public let devNote: String?
+
+    init(variable: String?, flag: String, placeholder: String, help: String, required: Bool = false, devNote: String? = nil) {
+        self.variable = variable
+        self.flag = flag
+        self.placeholder = placeholder
+        self.help = help
+        self.required = required
+        self.devNote = devNote
+    }
 
     /// The key under which `ConfigurationLoader.merged` files the value: the variable, else the flag.
     public var key: String { variable ?? flag }
@@ -95,15 +109,17 @@ public enum ConfigurationLoader {
     /// Every variable of `serve` and the flag that mirrors it, in usage order.
     public static let options: [ConfigurationOption] =
         [
-            .init(variable: "ZEVAUTH_DATABASE_URL", flag: "--database-url", placeholder: "URL", help: "libpq connection URI (required)"),
+            .init(
+                variable: "ZEVAUTH_DATABASE_URL", flag: "--database-url", placeholder: "URL", help: "libpq connection URI", required: true),
             .init(variable: "ZEVAUTH_LISTEN", flag: "--listen", placeholder: "HOST:PORT", help: "address to bind (default 127.0.0.1:8080)"),
-            .init(variable: "ZEVAUTH_ISSUER", flag: "--issuer", placeholder: "URL", help: "public base URL, the iss value (required)"),
+            .init(variable: "ZEVAUTH_ISSUER", flag: "--issuer", placeholder: "URL", help: "public base URL, the iss value", required: true),
             .init(
                 variable: "ZEVAUTH_OPERATOR_TOKEN", flag: "--operator-token", placeholder: "TOKEN",
-                help: "bearer of operator admin calls, at least 32 characters (required)"),
+                help: "bearer of operator admin calls, at least 32 characters", required: true,
+                devNote: "optional: dev mints one and writes it to dev.json"),
             .init(
                 variable: "ZEVAUTH_ENCRYPTION_KEY", flag: "--encryption-key", placeholder: "BASE64",
-                help: "32-byte key sealing TOTP secrets"),
+                help: "32-byte key sealing TOTP secrets", devNote: "optional: dev makes one in DIR/encryption.key"),
             .init(
                 variable: "ZEVAUTH_TRUSTED_PROXIES", flag: "--trusted-proxies", placeholder: "IP,…",
                 help: "reverse proxies whose X-Forwarded-* are believed"),
@@ -146,10 +162,14 @@ public enum ConfigurationLoader {
     static let chosenByDev: Set<String> = ["ZEVAUTH_DATABASE_URL", "ZEVAUTH_ISSUER", "ZEVAUTH_LISTEN"]
 
     /// Merges variables and flags into one `key → value` map (keys as `ConfigurationOption.key`).
-    /// - Parameter options: the keys accepted; `serve`'s by default.
+    /// - Parameters:
+    ///   - options: the keys accepted; `serve`'s by default.
+    ///   - command: the command whose `--help` lists `options` (`serve`, `migrate`, `dev`), named by the
+    ///     error for an unknown flag.
     /// - Throws: `ConfigurationError` for an unknown flag or a flag without a value.
     public static func merged(
-        environment: [String: String], arguments: [String], options: [ConfigurationOption] = ConfigurationLoader.options
+        environment: [String: String], arguments: [String], options: [ConfigurationOption] = ConfigurationLoader.options,
+        command: String = "serve"
     ) throws -> [String: String] {
         var values: [String: String] = [:]
         for option in options {
@@ -163,7 +183,7 @@ public enum ConfigurationLoader {
                 ? (String(argument.split(separator: "=", maxSplits: 1)[0]), String(argument.split(separator: "=", maxSplits: 1)[1]))
                 : (argument, nil)
             guard let option = options.first(where: { $0.flag == flag }) else {
-                throw ConfigurationError(key: argument, problem: "unknown option (zevauth --help lists the options)")
+                throw ConfigurationError(key: argument, problem: "unknown option (zevauth \(command) --help lists the options)")
             }
             if let inline {
                 values[option.key] = inline
@@ -215,7 +235,8 @@ public enum ConfigurationLoader {
     ///   dev does not take.
     public static func loadDevelopment(environment: [String: String], arguments: [String] = []) throws -> Development {
         let values = try merged(
-            environment: environment.filter { !chosenByDev.contains($0.key) }, arguments: arguments, options: options + [devDirectory])
+            environment: environment.filter { !chosenByDev.contains($0.key) }, arguments: arguments, options: options + [devDirectory],
+            command: "dev")
         if values["ZEVAUTH_DATABASE_URL"] != nil {
             throw ConfigurationError(key: "--database-url", problem: "is not taken by dev, which runs its own PostgreSQL")
         }

@@ -39,7 +39,7 @@ public enum DevCommand {
         flags:
         \(Commands.optionLines([ConfigurationLoader.devDirectory] + ConfigurationLoader.options.filter {
             $0.variable.map { !ConfigurationLoader.chosenByDev.contains($0) } ?? true || $0.flag == "--listen"
-        }))
+        }, dev: true))
         """
     }
 
@@ -57,6 +57,27 @@ public enum DevCommand {
             write(usage)
             return
         }
+        do {
+            try start(arguments: arguments, environment: environment)
+        } catch let error as ConfigurationError {
+            throw listenError(error, environment: environment)
+        }
+    }
+
+    /// A listen-address error as dev must word it: dev reads the address from `--listen` only, so the
+    /// error names `--listen` (not `ZEVAUTH_LISTEN`, which `serve` reads) and, when `ZEVAUTH_LISTEN` is set,
+    /// says dev ignores it (docs/operations.md, "zevauth dev takes the same configuration as serve").
+    /// Any other error is returned unchanged.
+    static func listenError(_ error: ConfigurationError, environment: [String: String]) -> ConfigurationError {
+        guard error.key == "ZEVAUTH_LISTEN" else { return error }
+        let ignored =
+            environment["ZEVAUTH_LISTEN"] == nil
+            ? "" : "; dev ignores ZEVAUTH_LISTEN in the environment, so pass --listen HOST:PORT to choose the address"
+        return ConfigurationError(key: "--listen", problem: error.problem + ignored)
+    }
+
+    /// `run` after `--help`: the configuration, PostgreSQL, the seed, then the server until a signal.
+    private static func start(arguments: [String], environment: [String: String]) throws {
         let development = try ConfigurationLoader.loadDevelopment(environment: environment, arguments: arguments)
         var configuration = development.configuration
         let root = URL(fileURLWithPath: development.directory, isDirectory: true).standardizedFileURL
@@ -138,7 +159,6 @@ public enum DevCommand {
             throw ServerFailure.inconsistent("seeded environment not found")
         }
         let password = Base64URL.encode(try Crypto.randomBytes(12))
-        let email = "demo@zevauth.test"
         let key = EmailAddress(email)?.key ?? email
         if try store.user(emailNormalized: key) == nil {
             _ = try store.createUser(
@@ -160,6 +180,13 @@ public enum DevCommand {
     }
 
     static func printBanner(_ seed: DevFile, devFile: String) {
+        print(banner(seed, devFile: devFile))
+        fflush(nil)
+    }
+
+    /// The text printed once the server listens: the seeded keys, token, account and callbacks (all in
+    /// `dev.json`), then a start URL with a fresh code verifier, which is printed only here.
+    static func banner(_ seed: DevFile, devFile: String) -> String {
         let verifierBytes = (try? Crypto.randomBytes(32)) ?? []
         let verifierText = Base64URL.encode(verifierBytes)
         let state = Base64URL.encode((try? Crypto.randomBytes(12)) ?? [])
@@ -171,11 +198,10 @@ public enum DevCommand {
                 ("client_id", seed.development.publishableKey), ("redirect_uri", redirect), ("state", state),
                 ("code_challenge", challenge), ("code_challenge_method", "S256"),
             ])
-        print(
-            """
+        return """
 
             ZevAuth dev server: \(seed.issuer)   (Ctrl-C stops it and its PostgreSQL)
-            Everything below is also in \(devFile).
+            These keys, the operator token, the demo account and the callbacks are also in \(devFile):
 
               development publishable key  \(seed.development.publishableKey)
               development secret key       \(seed.development.secretKey)
@@ -185,7 +211,8 @@ public enum DevCommand {
               demo account                 \(seed.user.email) / \(seed.user.password)
               callbacks (development)      \(seed.callbacks.joined(separator: ", "))
 
-            Open this sign-in link in a browser (a fresh code verifier was made for it):
+            Open this sign-in link in a browser (a fresh code verifier was made for it; the link and its
+            verifier are printed only here, not written to dev.json):
               \(startURL)
 
             After you sign in, the browser goes to \(redirect)?code=…  (nothing listens there: copy the
@@ -194,8 +221,7 @@ public enum DevCommand {
                 -H 'Authorization: Bearer \(seed.development.publishableKey)' -H 'Content-Type: application/json' \\
                 -d '{"code":"PASTE_CODE","codeVerifier":"\(verifierText)","redirectUri":"\(redirect)"}'
 
-            """)
-        fflush(nil)
+            """
     }
 
     static func say(_ line: String) {

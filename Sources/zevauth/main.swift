@@ -35,7 +35,10 @@ case "--version", "version":
     print("zevauth \(Commands.version)")
 case "help", "--help", "-h":
     print(usage, terminator: "")
-default:
+case let command?:
+    FileHandle.standardError.write(Data("zevauth: there is no command \"\(command)\".\n".utf8) + Data(usage.utf8))
+    exit(2)
+case nil:
     FileHandle.standardError.write(Data(usage.utf8))
     exit(2)
 }

@@ -111,7 +111,10 @@ import ZevAuthTesting
         #expect(unknown.status == 1)
         expectSentence(unknown.output, "404 not_found")
         #expect(runCLI(["user", "close"], environment: operatorEnv).status == 2)
-        #expect(runCLI(["user", "close", "../keys"], environment: operatorEnv).status == 2)
+        // A path operand is one percent-encoded segment: `../keys` reaches the server as data, not as a path.
+        let dotted = runCLI(["user", "close", "../keys"], environment: operatorEnv)
+        #expect(dotted.status == 1)
+        expectSentence(dotted.output, "404 not_found")
     }
 
     @Test func callbackListAndRemove() throws {
@@ -197,6 +200,38 @@ import ZevAuthTesting
         #expect(runCLI(["settings", "set", "--session-idle-days", "seven"], environment: secretEnv).status == 2)
     }
 
+    /// An operand goes to the server as given (percent-encoded when it is a path segment), so a bad one gets
+    /// the server's own sentence rather than a usage error; only an empty one is refused locally.
+    @Test func operandsReachTheServerAsGivenAndTheServerExplains() throws {
+        for bad in ["bad domain", "HTTPS://Acme.test/"] {
+            let added = runCLI(["domain", "add", bad], environment: secretEnv)
+            #expect(added.status == 1, "\(bad)")
+            expectSentence(added.output, "400 invalid_request: domain must be a DNS host name")
+        }
+        let unicode = runCLI(["domain", "add", "bücher.example"], environment: secretEnv)
+        #expect(unicode.status != 2)
+        #expect(!unicode.output.stderr.contains("takes one"), "\(unicode.output.stderr)")
+        let verify = runCLI(["domain", "verify", "bad domain"], environment: secretEnv)
+        #expect(verify.status == 1)
+        expectSentence(verify.output, "400 invalid_request: domain")
+        for id in ["a/b?c#d", "%zz", "ü"] {
+            let shown = runCLI(["app", "show", id], environment: secretEnv)
+            #expect(shown.status == 1, "\(id)")
+            #expect(
+                shown.output.stderr.hasPrefix("zevauth: 404 not_found: ") || shown.output.stderr.hasPrefix("zevauth: 400 "),
+                "\(shown.output.stderr)")
+        }
+        let empty = runCLI(["domain", "add", ""], environment: secretEnv)
+        #expect(empty.status == 2)
+        expectSentence(empty.output, "the DOMAIN given to domain add is empty.")
+        let two = runCLI(["domain", "add", "a.test", "b.test"], environment: secretEnv)
+        #expect(two.status == 2)
+        expectSentence(two.output, "domain add takes one DOMAIN, but 2 words were given.")
+        let invocation = AdminCLI.Invocation(flags: AdminCLI.Flags([]), operand: "a b/ü%~._-")
+        #expect(invocation.pathID == "a%20b%2F%C3%BC%25~._-")
+        #expect(invocation.id == "a b/ü%~._-")
+    }
+
     @Test func everyCommandHasHelpAndRefusesUnknownOptions() throws {
         for command in AdminCLI.commands {
             let help = runCLI(command.words + ["--help"])
@@ -205,7 +240,14 @@ import ZevAuthTesting
             let bogus = runCLI(command.words + ["--bogus", "x"], environment: operatorEnv)
             #expect(bogus.status == 2, "\(command.words)")
             expectSentence(bogus.output, "has no option --bogus")
+            // As the last word, without a value, it is still an option the command does not have.
+            let last = runCLI(command.words + ["--bogus"], environment: operatorEnv)
+            #expect(last.status == 2, "\(command.words)")
+            expectSentence(last.output, "\(command.words.joined(separator: " ")) has no option --bogus.")
         }
+        let noValue = runCLI(["app", "list", "--limit"], environment: secretEnv)
+        #expect(noValue.status == 2)
+        expectSentence(noValue.output, "--limit needs a value.")
         let group = runCLI(["domain", "--help"])
         #expect(group.status == 0)
         #expect(group.output.stdout.contains("zevauth domain mark-hosted DOMAIN --project-id ID"))
@@ -264,6 +306,9 @@ import ZevAuthTesting
         let operatorEnv = ["ZEVAUTH_ISSUER": server.issuer, "ZEVAUTH_OPERATOR_TOKEN": TestServer.operatorToken]
         let hosted = runCLI(["domain", "mark-hosted", domain, "--project-id", fixture.projectID], environment: operatorEnv)
         #expect(hosted.status == 0)
+        let rows = hosted.output.stdout.split(separator: "\n").map { $0.split(separator: " ").map(String.init) }
+        #expect(rows.contains(["hosted", "true"]), "\(hosted.output.stdout)")
+        #expect(rows.contains(["verified", "true"]), "\(hosted.output.stdout)")
         let items = try #require(
             (try JSONSerialization.jsonObject(with: Data(runCLI(["domain", "list", "--json"], environment: secretEnv).output.stdout.utf8))
                 as? [String: Any])?["items"] as? [[String: Any]])

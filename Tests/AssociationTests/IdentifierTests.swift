@@ -25,30 +25,30 @@ import Testing
     }
 
     static let refused: [(String, String)] = [
-        (String(repeating: "AB:", count: 19) + "AB", "f is 20 bytes long: that is a SHA-1 fingerprint; paste the SHA-256 one"),
-        (String(repeating: "ab", count: 16), "f is 16 bytes long: that is an MD5 fingerprint; paste the SHA-256 one"),
-        (String(repeating: "AB", count: 31), "f is 31 bytes long: a SHA-256 fingerprint is 32 bytes (64 hex digits)"),
-        (String(repeating: "AB", count: 33), "f is 33 bytes long: a SHA-256 fingerprint is 32 bytes (64 hex digits)"),
-        (String(repeating: "A", count: 63), "f has 63 hex digits, an odd number: a SHA-256 fingerprint has 64 (32 bytes)"),
-        ("", "f is empty: paste the certificate's SHA-256 fingerprint"),
-        (" : : ", "f is empty: paste the certificate's SHA-256 fingerprint"),
+        (String(repeating: "AB:", count: 19) + "AB", "f is 20 bytes long: that is a SHA-1 fingerprint; paste the SHA-256 one."),
+        (String(repeating: "ab", count: 16), "f is 16 bytes long: that is an MD5 fingerprint; paste the SHA-256 one."),
+        (String(repeating: "AB", count: 31), "f is 31 bytes long: a SHA-256 fingerprint is 32 bytes (64 hex digits)."),
+        (String(repeating: "AB", count: 33), "f is 33 bytes long: a SHA-256 fingerprint is 32 bytes (64 hex digits)."),
+        (String(repeating: "A", count: 63), "f has 63 hex digits, an odd number: a SHA-256 fingerprint has 64 (32 bytes)."),
+        ("", "f is empty: paste the certificate's SHA-256 fingerprint."),
+        (" : : ", "f is empty: paste the certificate's SHA-256 fingerprint."),
         (
             String(repeating: "AG", count: 32),
-            "f contains 'G': a fingerprint is hexadecimal digits (0-9, A-F), optionally separated by colons"
+            "f contains 'G': a fingerprint is hexadecimal digits (0-9, A-F), optionally separated by colons."
         ),
         (
             String(repeating: "AB-", count: 31) + "AB",
-            "f contains '-': a fingerprint is hexadecimal digits (0-9, A-F), optionally separated by colons"
+            "f contains '-': a fingerprint is hexadecimal digits (0-9, A-F), optionally separated by colons."
         ),
         (
             "14:6D:E9:83:C5:73:06:50:D8:EE:B9:95:2F:34:FC:64:16:A0:83:42:E6:1D:BE:A8:8A:04:96:B2:3F:CF:44:E5",
-            "f is the example from Google's documentation (14:6D:E9:…:44:E5), not your certificate's fingerprint"
+            "f is the example from Google's documentation (14:6D:E9:…:44:E5), not your certificate's fingerprint."
         ),
         (
             "146de983c5730650d8eeb9952f34fc6416a08342e61dbea88a0496b23fcf44e5",
-            "f is the example from Google's documentation (14:6D:E9:…:44:E5), not your certificate's fingerprint"
+            "f is the example from Google's documentation (14:6D:E9:…:44:E5), not your certificate's fingerprint."
         ),
-        (String(repeating: "00", count: 32), "f is all zeros: that is a placeholder, not a certificate's fingerprint"),
+        (String(repeating: "00", count: 32), "f is all zeros: that is a placeholder, not a certificate's fingerprint."),
     ]
 
     @Test(arguments: refused)
@@ -63,7 +63,7 @@ import Testing
                 == .failure(
                     IdentifierProblem(
                         field: "sha256CertFingerprints[1]",
-                        message: "sha256CertFingerprints[1] is 20 bytes long: that is a SHA-1 fingerprint; paste the SHA-256 one")))
+                        message: "sha256CertFingerprints[1] is 20 bytes long: that is a SHA-1 fingerprint; paste the SHA-256 one.")))
     }
 
     @Test func refusesDuplicatesAfterCanonicalisationNamingBothIndexes() {
@@ -73,7 +73,7 @@ import Testing
                 == .failure(
                     IdentifierProblem(
                         field: "sha256CertFingerprints[2]",
-                        message: "sha256CertFingerprints[2] is the same certificate as sha256CertFingerprints[0]; list each one once")))
+                        message: "sha256CertFingerprints[2] is the same certificate as sha256CertFingerprints[0]; list each one once.")))
     }
 
     @Test func refusesAnEmptyList() {
@@ -99,12 +99,12 @@ import Testing
     }
 
     @Test(arguments: [
-        ("ABCDE1234", "teamId is 9 characters long: a Team ID is exactly 10 letters or digits"),
-        ("ABCDE123456", "teamId is 11 characters long: a Team ID is exactly 10 letters or digits"),
-        ("ABCDE-1234", "teamId contains '-': a Team ID is 10 letters or digits (e.g. from Membership details)"),
-        ("ABCDE 1234", "teamId contains a space: a Team ID is 10 letters or digits (e.g. from Membership details)"),
-        ("ÄBCDE12345", "teamId contains U+00C4: a Team ID is 10 letters or digits (e.g. from Membership details)"),
-        ("", "teamId is empty: enter the 10-character Team ID from Membership details"),
+        ("ABCDE1234", "teamId is 9 characters long: a Team ID is exactly 10 letters or digits."),
+        ("ABCDE123456", "teamId is 11 characters long: a Team ID is exactly 10 letters or digits."),
+        ("ABCDE-1234", "teamId contains '-': a Team ID is 10 letters or digits (e.g. from Membership details)."),
+        ("ABCDE 1234", "teamId contains a space: a Team ID is 10 letters or digits (e.g. from Membership details)."),
+        ("ÄBCDE12345", "teamId contains U+00C4: a Team ID is 10 letters or digits (e.g. from Membership details)."),
+        ("", "teamId is empty: enter the 10-character Team ID from Membership details."),
     ])
     func refuses(_ raw: String, _ message: String) {
         #expect(TeamID.parse(raw) == .failure(IdentifierProblem(field: "teamId", message: message)))
@@ -118,17 +118,17 @@ import Testing
     }
 
     @Test(arguments: [
-        ("com.acme_app", "bundleId contains '_': only letters, digits, '-' and '.' are allowed"),
-        ("com.acme app", "bundleId contains a space: only letters, digits, '-' and '.' are allowed"),
-        ("com.acmé", "bundleId contains U+00E9: only letters, digits, '-' and '.' are allowed"),
-        (".com.acme", "bundleId starts or ends with '.'"),
-        ("com.acme.", "bundleId starts or ends with '.'"),
-        ("com..acme", "bundleId contains an empty part ('..')"),
-        ("", "bundleId is empty: enter the app's bundle identifier, e.g. com.acme.app"),
-        (String(repeating: "a", count: 156), "bundleId is 156 characters long: at most 155 are allowed"),
+        ("com.acme_app", "bundleId contains '_': only letters, digits, '-' and '.' are allowed."),
+        ("com.acme app", "bundleId contains a space: only letters, digits, '-' and '.' are allowed."),
+        ("com.acmé", "bundleId contains U+00E9: only letters, digits, '-' and '.' are allowed."),
+        (".com.acme", "bundleId starts or ends with '.'."),
+        ("com.acme.", "bundleId starts or ends with '.'."),
+        ("com..acme", "bundleId contains an empty part ('..')."),
+        ("", "bundleId is empty: enter the app's bundle identifier, e.g. com.acme.app."),
+        (String(repeating: "a", count: 156), "bundleId is 156 characters long: at most 155 are allowed."),
         (
             "ABCDE12345.com.acme.app",
-            "bundleId looks like a full App ID (Team ID ABCDE12345 followed by the bundle ID): enter only the bundle ID (com.acme.app); the Team ID goes in teamId"
+            "bundleId looks like a full App ID (Team ID ABCDE12345 followed by the bundle ID): enter only the bundle ID (com.acme.app); the Team ID goes in teamId."
         ),
     ])
     func refuses(_ raw: String, _ message: String) {
@@ -145,14 +145,14 @@ import Testing
     static let rule = "package names need at least two segments, each starting with a letter; only letters, digits and _ are allowed"
 
     @Test(arguments: [
-        ("acme", "packageName has a single segment: \(rule)"),
-        ("com.1acme", "packageName segment 2 does not start with a letter: \(rule)"),
-        ("com._acme", "packageName segment 2 does not start with a letter: \(rule)"),
-        ("com..acme", "packageName has an empty segment: \(rule)"),
-        ("com.acme.", "packageName has an empty segment: \(rule)"),
-        ("com.acme-app", "packageName contains '-': \(rule)"),
-        ("", "packageName is empty: enter the applicationId, e.g. com.acme.app"),
-        ("a." + String(repeating: "b", count: 254), "packageName is 256 characters long: at most 255 are allowed"),
+        ("acme", "packageName has a single segment: \(rule)."),
+        ("com.1acme", "packageName segment 2 does not start with a letter: \(rule)."),
+        ("com._acme", "packageName segment 2 does not start with a letter: \(rule)."),
+        ("com..acme", "packageName has an empty segment: \(rule)."),
+        ("com.acme.", "packageName has an empty segment: \(rule)."),
+        ("com.acme-app", "packageName contains '-': \(rule)."),
+        ("", "packageName is empty: enter the applicationId, e.g. com.acme.app."),
+        ("a." + String(repeating: "b", count: 254), "packageName is 256 characters long: at most 255 are allowed."),
     ])
     func refuses(_ raw: String, _ message: String) {
         #expect(PackageName.parse(raw) == .failure(IdentifierProblem(field: "packageName", message: message)))

@@ -122,6 +122,28 @@ import ZevAuthTesting
     }
 }
 
+/// A first word that is no command gets a sentence saying so, then the usage (when the test build has
+/// built the executable).
+@Suite struct UnknownCommandTests {
+    @Test func theExecutableSaysThereIsNoSuchCommand() throws {
+        let executable = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+            .appendingPathComponent("zevauth")
+        guard FileManager.default.isExecutableFile(atPath: executable.path) else { return }
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = ["frobnicate"]
+        process.environment = [:]
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = Pipe()
+        try process.run()
+        process.waitUntilExit()
+        let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(process.terminationStatus == 2)
+        #expect(text.hasPrefix("zevauth: there is no command \"frobnicate\".\nusage: zevauth <command>"), "\(text)")
+    }
+}
+
 /// The JSON errors the HTTP layer answers itself on the token endpoints of the real app (docs/protocol.md,
 /// "Conventions") carry `Cache-Control: no-store` and `Pragma: no-cache`.
 @Suite struct HTTPLayerCachingTests {

@@ -1,5 +1,6 @@
 import Fetch
 import Foundation
+import HTTPServer
 import Postgres
 import PostgresStore
 import Testing
@@ -129,6 +130,88 @@ import ZevAuthTesting
         #expect(printed[1].hasPrefix("usage: zevauth migrate"))
         #expect(printed[2].hasPrefix("usage: zevauth dev"))
         #expect(!Commands.version.isEmpty)
+    }
+
+    /// dev's usage is true of dev: `--listen` without the variable dev ignores, and the operator token
+    /// and encryption key optional (dev mints them); serve's lines are unchanged.
+    @Test func devUsageShowsWhatDevReadsAndWhatItMints() throws {
+        let lines = DevCommand.usage.split(separator: "\n").map(String.init)
+        let listen = try #require(lines.first { $0.hasPrefix("  --listen ") })
+        #expect(!listen.contains("ZEVAUTH_LISTEN"), "\(listen)")
+        #expect(!DevCommand.usage.contains("(required)"))
+        let token = try #require(lines.first { $0.hasPrefix("  --operator-token ") })
+        #expect(token.hasSuffix("(optional: dev mints one and writes it to dev.json)"), "\(token)")
+        let key = try #require(lines.first { $0.hasPrefix("  --encryption-key ") })
+        #expect(key.contains("optional: dev makes one"), "\(key)")
+        let serveLines = Commands.serveUsage.split(separator: "\n").map(String.init)
+        #expect(serveLines.first { $0.hasPrefix("  --listen ") }?.contains("ZEVAUTH_LISTEN") == true)
+        #expect(serveLines.first { $0.hasPrefix("  --operator-token ") }?.hasSuffix("(required)") == true)
+        #expect(serveLines.first { $0.hasPrefix("  --database-url ") }?.hasSuffix("(required)") == true)
+    }
+
+    /// A bad or taken address under dev names `--listen` only, and says dev ignores `ZEVAUTH_LISTEN`
+    /// when that is set.
+    @Test func devListenErrorsNameTheListenFlag() throws {
+        let taken = ServerRunner.listenFailure(.addressInUse(host: "127.0.0.1", port: 8080))
+        let ignored = DevCommand.listenError(taken, environment: ["ZEVAUTH_LISTEN": "127.0.0.1:8097"]).description
+        #expect(
+            ignored
+                == "configuration --listen: 127.0.0.1 port 8080 is already in use by another process; dev ignores ZEVAUTH_LISTEN in the environment, so pass --listen HOST:PORT to choose the address"
+        )
+        #expect(
+            DevCommand.listenError(taken, environment: [:]).description
+                == "configuration --listen: 127.0.0.1 port 8080 is already in use by another process")
+        do {
+            try DevCommand.run(arguments: ["--listen", "id.example.com:1"], environment: ["ZEVAUTH_LISTEN": "127.0.0.1:8097"]) { _ in }
+            Issue.record("dev accepted a host name")
+        } catch let error as ConfigurationError {
+            #expect(error.key == "--listen")
+            #expect("\(error)".hasPrefix("configuration --listen: "), "\(error)")
+            #expect("\(error)".contains("dev ignores ZEVAUTH_LISTEN"))
+        }
+        let other = ConfigurationError(key: "ZEVAUTH_HTTP_THREADS", problem: "must be 1-256")
+        #expect(DevCommand.listenError(other, environment: ["ZEVAUTH_LISTEN": "x"]).description == other.description)
+    }
+
+    /// An unknown flag names the help of the command it was given to.
+    @Test func anUnknownFlagNamesTheCommandsHelp() {
+        #expect(throws: ConfigurationError.self) {
+            _ = try ConfigurationLoader.load(environment: [:], arguments: ["--lsiten", "1"])
+        }
+        do {
+            _ = try ConfigurationLoader.load(environment: [:], arguments: ["--lsiten", "1"])
+        } catch {
+            #expect("\(error)" == "configuration --lsiten: unknown option (zevauth serve --help lists the options)")
+        }
+        do {
+            _ = try ConfigurationLoader.loadDevelopment(environment: [:], arguments: ["--lsiten", "1"])
+        } catch {
+            #expect("\(error)" == "configuration --lsiten: unknown option (zevauth dev --help lists the options)")
+        }
+    }
+
+    /// The banner says truly what is in `dev.json`: the keys, token, account and callbacks are listed under
+    /// that claim, and the start URL's code verifier, which is not in the file, is said to be printed only here.
+    @Test func devBannerSaysWhatIsInDevJSON() throws {
+        let seed = DevCommand.DevFile(
+            issuer: "http://127.0.0.1:8080", operatorToken: "zop_token", projectId: "p",
+            development: .init(publishableKey: "pk_test_a", secretKey: "sk_test_b"),
+            production: .init(publishableKey: "pk_live_c", secretKey: "sk_live_d"), user: .init(email: "demo@zevauth.test", password: "pw"),
+            callbacks: [DevCommand.loopbackCallback, DevCommand.customSchemeCallback])
+        let banner = DevCommand.banner(seed, devFile: "/x/dev.json")
+        #expect(!banner.contains("Everything below"))
+        let parts = banner.components(separatedBy: "Open this sign-in link")
+        #expect(parts.count == 2)
+        #expect(parts[0].contains("are also in /x/dev.json"))
+        for value in [
+            "pk_test_a", "sk_test_b", "pk_live_c", "sk_live_d", "zop_token", "demo@zevauth.test", "pw", DevCommand.loopbackCallback,
+        ] {
+            #expect(parts[0].contains(value), "\(value)")
+        }
+        #expect(parts[1].contains("verifier are printed only here, not written to dev.json"))
+        let devJSON = String(decoding: try JSONEncoder().encode(seed), as: UTF8.self)
+        let verifier = try #require(parts[1].components(separatedBy: "\"codeVerifier\":\"").last?.prefix(43))
+        #expect(!devJSON.contains(String(verifier)))
     }
 
     /// The seed written to `dev.json` carries the project id (and the configuration's issuer); a
