@@ -7,7 +7,7 @@
 # Everything on loopback, bounded in time (about 27 × DURATION seconds of measurement plus setup).
 #   bash bench/pipeline/run.sh     # DURATION=10 CONNECTIONS="8 16 32" THREADS=32 POOL=32
 # PROFILE=1 adds, after every measurement, `perf record` of the server under exchanges and under the
-# discovery document (16 connections), and prints where its CPU went (Debian's linux-perf).
+# discovery document (16 connections), and prints where its CPU went, inclusive of callees (Debian's linux-perf).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 DURATION=${DURATION:-10}         # seconds per measurement
@@ -234,7 +234,8 @@ if [ "$PROFILE" = 1 ] && command -v perf >/dev/null; then
     profiler=$!
     wrk_run "$2" 16 "$1" "$2" "$next_code" >/dev/null
     wait "$profiler" || true
-    perf report -i "$work/perf.data" --no-children --sort dso,symbol --percent-limit 1.5 --stdio 2>/dev/null \
-      | grep -E '^ +[0-9.]+%' | head -25 | cut -c1-150
+    # Inclusive time (a function and what it calls), Swift names demangled.
+    perf report -i "$work/perf.data" --children --sort symbol -g none --percent-limit 4 --stdio 2>/dev/null \
+      | grep -E '^ +[0-9.]+%' | { swift demangle --simplified 2>/dev/null || cat; } | head -40 | cut -c1-170
   done
 fi
