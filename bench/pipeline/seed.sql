@@ -1,0 +1,64 @@
+-- Seeds the pipeline benchmark (docs/performance.md, "Pipeline benchmark"). Run with
+--   psql -v codes=N -v sessions=N -v minimal=N -v users=N -v challenge=…
+-- One project (development key pk_test_bench, loopback callback http://127.0.0.1:5000/cb) and :users
+-- accounts, each with a live ZevID browser session; then, as the server would have written them:
+--   - :codes authorization codes `hoc_bench_<i>` (i = 1…:codes), valid for an hour, spread over the accounts
+--     and their browser sessions (so concurrent exchanges rarely lock the same account row);
+--   - :sessions app sessions whose refresh token is `zrt_bench_<i>`, generation 1;
+--   - the minimal two-table exchange (schema bench_minimal): :minimal codes `hoc_min_<i>` and an empty
+--     sessions table, with only the keys a lookup by code or by token needs.
+-- Only SHA-256 hex digests of codes and tokens are stored, as the server does.
+INSERT INTO projects (id, name, created_at) VALUES ('00000000-0000-0000-0000-00000000b001', 'Bench', now());
+INSERT INTO environments (id, project_id, kind, publishable_key)
+VALUES ('00000000-0000-0000-0000-00000000b002', '00000000-0000-0000-0000-00000000b001', 'development', 'pk_test_bench'),
+       ('00000000-0000-0000-0000-00000000b003', '00000000-0000-0000-0000-00000000b001', 'production', 'pk_live_bench');
+INSERT INTO callbacks (environment_id, uri, kind, created_at)
+VALUES ('00000000-0000-0000-0000-00000000b002', 'http://127.0.0.1:5000/cb', 'loopback', now());
+
+INSERT INTO users (id, email, email_normalized, name, password_hash, password_changed_at, created_at)
+SELECT ('00000000-0000-4000-8000-' || lpad(u::text, 12, '0'))::uuid, 'bench' || u || '@example.com',
+       'bench' || u || '@example.com', 'Bench ' || u, 'x', now(), now()
+FROM generate_series(1, :users) AS u;
+INSERT INTO browser_sessions (id, token_hash, user_id, auth_time, created_at)
+SELECT ('00000000-0000-4000-9000-' || lpad(u::text, 12, '0'))::uuid, encode(sha256(convert_to('zbs_bench_' || u, 'UTF8')), 'hex'),
+       ('00000000-0000-4000-8000-' || lpad(u::text, 12, '0'))::uuid, now(), now()
+FROM generate_series(1, :users) AS u;
+
+INSERT INTO authorization_codes (code_hash, environment_id, user_id, browser_session_id, redirect_uri, code_challenge,
+    auth_time, issued_at, expires_at)
+SELECT encode(sha256(convert_to('hoc_bench_' || i, 'UTF8')), 'hex'), '00000000-0000-0000-0000-00000000b002',
+       ('00000000-0000-4000-8000-' || lpad((1 + i % :users)::text, 12, '0'))::uuid,
+       ('00000000-0000-4000-9000-' || lpad((1 + i % :users)::text, 12, '0'))::uuid,
+       'http://127.0.0.1:5000/cb', :'challenge', now(), now(), now() + interval '1 hour'
+FROM generate_series(1, :codes) AS i;
+
+INSERT INTO sessions (id, environment_id, user_id, auth_time, created_at, last_refreshed_at,
+    access_token_hash, access_expires_at, refresh_token_hash)
+SELECT ('00000000-0000-4000-a000-' || lpad(i::text, 12, '0'))::uuid, '00000000-0000-0000-0000-00000000b002',
+       ('00000000-0000-4000-8000-' || lpad((1 + i % :users)::text, 12, '0'))::uuid, now(), now(), now(),
+       encode(sha256(convert_to('zat_bench_' || i, 'UTF8')), 'hex'), now() + interval '15 minutes',
+       encode(sha256(convert_to('zrt_bench_' || i, 'UTF8')), 'hex')
+FROM generate_series(1, :sessions) AS i;
+INSERT INTO refresh_tokens (token_hash, session_id, generation, issued_at)
+SELECT refresh_token_hash, id, 1, created_at FROM sessions;
+INSERT INTO access_tokens (token_hash, session_id, issued_at, expires_at)
+SELECT access_token_hash, id, created_at, access_expires_at FROM sessions;
+
+CREATE SCHEMA bench_minimal;
+CREATE TABLE bench_minimal.codes (
+    code_hash   text PRIMARY KEY,
+    user_id     uuid NOT NULL,
+    expires_at  timestamptz NOT NULL,
+    consumed_at timestamptz
+);
+CREATE TABLE bench_minimal.sessions (
+    id                  uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+    user_id             uuid NOT NULL,
+    access_token_hash   text NOT NULL UNIQUE,
+    refresh_token_hash  text NOT NULL UNIQUE,
+    created_at          timestamptz NOT NULL
+);
+INSERT INTO bench_minimal.codes (code_hash, user_id, expires_at)
+SELECT encode(sha256(convert_to('hoc_min_' || i, 'UTF8')), 'hex'),
+       ('00000000-0000-4000-8000-' || lpad((1 + i % :users)::text, 12, '0'))::uuid, now() + interval '1 hour'
+FROM generate_series(1, :minimal) AS i;
