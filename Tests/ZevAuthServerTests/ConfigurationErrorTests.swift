@@ -100,23 +100,11 @@ import ZevAuthTesting
         ("ZEVAUTH_DATABASE_URL", "postgresql://zevauth@127.0.0.1:1/zevauth", "ZEVAUTH_DATABASE_URL (--database-url)"),
     ])
     func theExecutableNamesTheKeyAndExits2(key: String, value: String, named: String) throws {
-        let executable = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-            .appendingPathComponent("zevauth")
-        guard FileManager.default.isExecutableFile(atPath: executable.path) else { return }
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = ["serve"]
         var environment = Self.base
         environment["ZEVAUTH_SQL_DIR"] = FileManager.default.currentDirectoryPath + "/sql"
         environment[key] = value
-        process.environment = environment
-        let errors = Pipe()
-        process.standardError = errors
-        process.standardOutput = Pipe()
-        try process.run()
-        process.waitUntilExit()
-        let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        #expect(process.terminationStatus == 2)
+        guard let (status, text) = try runZevauth(["serve"], environment: environment) else { return }
+        #expect(status == 2)
         #expect(text.hasPrefix("zevauth: configuration \(named): "), "\(text)")
         #expect(text.split(separator: "\n").count == 1, "\(text)")
     }
@@ -126,20 +114,8 @@ import ZevAuthTesting
 /// built the executable).
 @Suite struct UnknownCommandTests {
     @Test func theExecutableSaysThereIsNoSuchCommand() throws {
-        let executable = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-            .appendingPathComponent("zevauth")
-        guard FileManager.default.isExecutableFile(atPath: executable.path) else { return }
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = ["frobnicate"]
-        process.environment = [:]
-        let errors = Pipe()
-        process.standardError = errors
-        process.standardOutput = Pipe()
-        try process.run()
-        process.waitUntilExit()
-        let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        #expect(process.terminationStatus == 2)
+        guard let (status, text) = try runZevauth(["frobnicate"], environment: [:]) else { return }
+        #expect(status == 2)
         #expect(text.hasPrefix("zevauth: there is no command \"frobnicate\".\nusage: zevauth <command>"), "\(text)")
     }
 }
@@ -169,4 +145,21 @@ import ZevAuthTesting
             }
         }
     }
+}
+
+/// Runs the built `zevauth` executable beside the test binary with `arguments` and exactly `environment`.
+/// - Returns: its exit status and standard error, or nil when the test build has not built the executable.
+func runZevauth(_ arguments: [String], environment: [String: String]) throws -> (status: Int32, stderr: String)? {
+    let executable = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("zevauth")
+    guard FileManager.default.isExecutableFile(atPath: executable.path) else { return nil }
+    let process = Process()
+    process.executableURL = executable
+    process.arguments = arguments
+    process.environment = environment
+    let errors = Pipe()
+    process.standardError = errors
+    process.standardOutput = Pipe()
+    try process.run()
+    process.waitUntilExit()
+    return (process.terminationStatus, String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
 }

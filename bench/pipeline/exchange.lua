@@ -1,28 +1,12 @@
 -- wrk: each request redeems the next unused authorization code `hoc_bench_<n>` of this measurement's range
 -- (BASE + 1 …); threads take interleaved numbers so no code is presented twice. VERIFIER from run.sh.
+dofile(debug.getinfo(1, "S").source:match("^@(.*/)") .. "common.lua")
 local verifier = os.getenv("VERIFIER")
 local base = tonumber(os.getenv("BASE") or "0")
-local threads = {}
-
-function setup(thread)
-  thread:set("offset", #threads + 1)
-  table.insert(threads, thread)
-end
-
-function init(args)
-  counter = base + offset
-  step = tonumber(os.getenv("WRK_THREADS") or "2")
-end
+numbered_threads(base)
 
 function request()
-  local body = '{"code":"hoc_bench_' .. counter .. '","codeVerifier":"' .. verifier .. '","redirectUri":"http://127.0.0.1:5000/cb"}'
-  counter = counter + step
+  local body = '{"code":"hoc_bench_' .. next_number() .. '","codeVerifier":"' .. verifier .. '","redirectUri":"http://127.0.0.1:5000/cb"}'
   return wrk.format("POST", "/v1/auth/handoff/exchange",
     { ["Authorization"] = "Bearer pk_test_bench", ["Content-Type"] = "application/json" }, body)
-end
-
-function done(summary, latency, requests)
-  io.write(string.format("RESULT requests=%d errors=%d duration_us=%d p50_us=%d p99_us=%d\n", summary.requests,
-    summary.errors.status + summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout,
-    summary.duration, latency:percentile(50), latency:percentile(99)))
 end
