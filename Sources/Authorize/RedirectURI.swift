@@ -15,6 +15,8 @@ public enum RedirectKind: String, Sendable, Equatable {
 public enum RedirectURIProblem: String, Error, Sendable, Equatable, CaseIterable {
     /// The string is empty.
     case empty
+    /// Longer than `RedirectURI.maximumLength` bytes.
+    case tooLong = "too_long"
     /// A space, control character, non-ASCII character or a character RFC 3986 never allows
     /// (`" < > \ ^ ` { | }`).
     case invalidCharacter = "invalid_character"
@@ -63,7 +65,7 @@ public enum RedirectURIProblem: String, Error, Sendable, Equatable, CaseIterable
 /// - link: `https://host[:port]/path[?query]`, `host` a lower-case DNS name of two or more labels;
 /// - loopback: `http://127.0.0.1[:port]/path[?query]`, `http://[::1][:port]/…`, `http://localhost[:port]/…`;
 /// - custom scheme: `reverse.domain.scheme:/path[?query]` or `reverse.domain.scheme://host[:port][/path][?query]`.
-/// Everywhere: ASCII only, no fragment, no userinfo, no dot segments, well-formed `%XX`, and no response
+/// Everywhere: at most `maximumLength` bytes, ASCII only, no fragment, no userinfo, no dot segments, well-formed `%XX`, and no response
 /// parameter in the query (`responseParameters`).
 public struct RedirectURI: Sendable, Equatable {
     /// The URI exactly as given.
@@ -79,6 +81,12 @@ public struct RedirectURI: Sendable, Equatable {
     /// Everything from the path on: `/path` plus `?query` when present (may be empty only for a custom
     /// scheme with an authority and no path).
     public let pathAndQuery: String
+
+    /// The longest redirect URI accepted, in bytes (every accepted byte is ASCII, so also in characters):
+    /// 2048, the longest URL every browser and mobile web view still carries, and short enough that the URI
+    /// fits the PostgreSQL B-tree index of registered callbacks, whose rows cannot exceed about 2.7 KB
+    /// (docs/decisions.md, "Redirect URIs"; docs/protocol.md#callback-registration).
+    public static let maximumLength = 2048
 
     /// The exact host literals that make an `http` URI a loopback redirect (RFC 8252 §7.3, §8.3).
     public static let loopbackHosts: Set<String> = ["127.0.0.1", "[::1]", "localhost"]
@@ -101,6 +109,7 @@ public struct RedirectURI: Sendable, Equatable {
     public static func parse(_ raw: String) -> Result<RedirectURI, RedirectURIProblem> {
         let bytes = Array(raw.utf8)
         if bytes.isEmpty { return .failure(.empty) }
+        if bytes.count > maximumLength { return .failure(.tooLong) }
         // Character-level rules first, so every later step sees printable ASCII only.
         var index = 0
         while index < bytes.count {

@@ -97,6 +97,8 @@ import Testing
 
     @Test(arguments: [
         ("", RedirectURIProblem.empty),
+        ("http://127.0.0.1/" + String(repeating: "a", count: 2032), .tooLong),
+        ("com.acme.app:/" + String(repeating: "%61", count: 700), .tooLong),
         ("javascript:alert(1)", .forbiddenScheme),
         ("JavaScript:alert(1)", .forbiddenScheme),
         ("data:text/html,hi", .forbiddenScheme),
@@ -188,6 +190,12 @@ import Testing
         "https://acme.com/cb?s+tate=1", "https://acme.com/cb?%FF=1",
     ])
     func acceptsQueriesWithoutResponseParameters(raw: String) {
+        #expect(throws: Never.self) { try RedirectURI.parse(raw).get() }
+    }
+
+    @Test func acceptsAURIOfExactlyTheMaximumLength() {
+        let raw = "http://127.0.0.1/" + String(repeating: "a", count: RedirectURI.maximumLength - 17)
+        #expect(raw.utf8.count == 2048)
         #expect(throws: Never.self) { try RedirectURI.parse(raw).get() }
     }
 

@@ -1,0 +1,67 @@
+import Foundation
+import Testing
+import ZevAuthServer
+import ZevAuthTesting
+
+/// Values an outsider or a key holder can make long or strange, answered with the field's ordinary error
+/// and never a 500 (docs/protocol.md#callback-registration, docs/protocol.md#text-inputs).
+@Suite struct InputBoundsTests {
+    func make() throws -> SessionDriver {
+        let server = try TestServer()
+        return SessionDriver(server: server, fixture: try Fixture.make(store: server.store))
+    }
+
+    func expectNoServerError(_ server: TestServer, sourceLocation: SourceLocation = #_sourceLocation) {
+        let lines = server.log.all
+        #expect(!lines.contains { $0.contains("error postgres") || $0.contains(" 500 ") }, "\(lines)", sourceLocation: sourceLocation)
+    }
+
+    /// A loopback callback of exactly `length` bytes whose path does not compress (PostgreSQL compresses a
+    /// long repetitive value, which would then still fit the index).
+    static func loopbackURI(length: Int) -> String {
+        let prefix = "http://127.0.0.1/"
+        let letters = Array("abcdefghijklmnopqrstuvwxyz0123456789")
+        var seed: UInt64 = 0x9E37_79B9_7F4A_7C15
+        let path = (0..<(length - prefix.utf8.count)).map { _ -> Character in
+            seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return letters[Int(seed >> 33) % letters.count]
+        }
+        return prefix + String(path)
+    }
+
+    @Test func aCallbackOverTheLengthCapIsRefusedNamingURI() throws {
+        let driver = try make()
+        let secret = driver.fixture.developmentSecret
+        for length in [2049, 3000, 9000] {
+            let response = try driver.sendJSON("POST", "/v1/admin/callbacks", bearer: secret, ["uri": Self.loopbackURI(length: length)])
+            #expect(response.status == 400, "\(length): \(response.text)")
+            #expect(response.json["error"] as? String == "invalid_request")
+            let description = response.json["error_description"] as? String ?? ""
+            #expect(description == "uri is not a redirect URI this server accepts: it is longer than 2048 bytes.", "\(description)")
+        }
+        let longest = try driver.sendJSON("POST", "/v1/admin/callbacks", bearer: secret, ["uri": Self.loopbackURI(length: 2048)])
+        #expect(longest.status == 201, "\(longest.text)")
+        expectNoServerError(driver.server)
+    }
+
+    @Test func aStartWithARedirectURIOverTheCapIsAShownMismatch() throws {
+        let driver = try make()
+        for path in ["/v1/auth/zevid/start", "/oauth2/authorize"] {
+            var pairs = [
+                ("client_id", driver.fixture.developmentKey), ("redirect_uri", Self.loopbackURI(length: 3000)), ("state", "s"),
+                ("code_challenge", PKCEPair().challenge), ("code_challenge_method", "S256"),
+            ]
+            if path == "/oauth2/authorize" { pairs.append(("response_type", "code")) }
+            let response = try driver.server.browser().get(startTarget(pairs, path: path), headers: [("Accept", "application/json")])
+            #expect(response.status == 400)
+            #expect(response.header("location") == nil)
+            if path == "/oauth2/authorize" {
+                #expect(response.json["error"] as? String == "invalid_request")
+                #expect((response.json["error_description"] as? String ?? "").hasPrefix("redirect_uri_mismatch: "))
+            } else {
+                #expect(response.json["error"] as? String == "redirect_uri_mismatch")
+            }
+        }
+        expectNoServerError(driver.server)
+    }
+}
