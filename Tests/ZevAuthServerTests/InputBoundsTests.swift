@@ -65,3 +65,48 @@ import ZevAuthTesting
         expectNoServerError(driver.server)
     }
 }
+
+/// docs/protocol.md#admin-validation: one name rule for projects, accounts and the sign-up form.
+@Suite struct DisplayNameTests {
+    static let combining = "Z" + String(repeating: "\u{301}", count: 8000)
+    static let refused = [
+        combining, String(repeating: "a", count: 201), "Acme \u{202E}ppa", "\u{2066}Acme", "Acme\u{200F}", "A\u{061C}b", "A\u{7}b",
+        " \n ",
+    ]
+
+    @Test func aRefusedProjectOrAccountNameIsInvalidRequestNamingName() throws {
+        let driver = try InputBoundsTests().make()
+        let token = TestServer.operatorToken
+        for (index, name) in Self.refused.enumerated() {
+            let project = try driver.sendJSON("POST", "/v1/admin/projects", bearer: token, ["name": name])
+            #expect(project.status == 400, "\(index): \(project.text)")
+            #expect(project.json["error"] as? String == "invalid_request")
+            #expect((project.json["error_description"] as? String ?? "").hasPrefix("name must be 1 to 200 characters"))
+            let user = try driver.sendJSON(
+                "POST", "/v1/admin/users", bearer: token,
+                ["email": "name\(index)@example.com", "password": "a long enough password", "name": name])
+            #expect(user.status == 400, "\(index): \(user.text)")
+            #expect((user.json["error_description"] as? String ?? "").hasPrefix("name must be 1 to 200 characters"))
+        }
+        for name in [String(repeating: "é", count: 200), "👩‍💻 Zoë", "مرحبا", "Ada\u{200D}"] {
+            let project = try driver.sendJSON("POST", "/v1/admin/projects", bearer: token, ["name": name])
+            #expect(project.status == 201, "\(project.text)")
+        }
+        InputBoundsTests().expectNoServerError(driver.server)
+    }
+
+    @Test func aRefusedSignUpNameIsTheFormsFieldError() throws {
+        let driver = try InputBoundsTests().make()
+        for (index, name) in Self.refused.enumerated() {
+            let browser = driver.server.browser()
+            let page = try browser.get("/account/signup")
+            let csrf = try #require(hiddenField("csrf", in: page.text))
+            let posted = try browser.postForm(
+                "/account/signup",
+                [("csrf", csrf), ("name", name), ("email", "signup\(index)@example.com"), ("password", "a long enough password")])
+            #expect(posted.status == 400, "\(index)")
+            #expect(posted.text.contains("Enter your name"), "\(index)")
+        }
+        InputBoundsTests().expectNoServerError(driver.server)
+    }
+}
