@@ -110,3 +110,21 @@ import ZevAuthTesting
         InputBoundsTests().expectNoServerError(driver.server)
     }
 }
+
+/// docs/protocol.md#callback-registration: a response parameter spelled the way lenient parsers rewrite it.
+@Suite struct LenientResponseParameterTests {
+    @Test(arguments: [
+        "http://127.0.0.1/cb?error.description=x", "http://127.0.0.1/cb?error+description=x", "http://127.0.0.1/cb?%20iss=x",
+        "http://127.0.0.1/cb?code[]=x", "http://127.0.0.1/cb?code%5B%5D=x", "http://127.0.0.1/cb?code%00=x",
+        "http://127.0.0.1/cb?iss%0A=x",
+    ])
+    func registrationRefusesALenientlyReadResponseParameter(uri: String) throws {
+        let driver = try InputBoundsTests().make()
+        let response = try driver.sendJSON("POST", "/v1/admin/callbacks", bearer: driver.fixture.developmentSecret, ["uri": uri])
+        #expect(response.status == 400)
+        #expect(response.json["error"] as? String == "invalid_request")
+        #expect(
+            (response.json["error_description"] as? String ?? "").hasPrefix(
+                "uri is not a redirect URI this server accepts: its query already carries a parameter"))
+    }
+}
