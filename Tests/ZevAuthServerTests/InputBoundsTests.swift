@@ -128,3 +128,39 @@ import ZevAuthTesting
                 "uri is not a redirect URI this server accepts: its query already carries a parameter"))
     }
 }
+
+/// docs/protocol.md#token-client-authentication: no spelling of client credentials is silently ignored.
+@Suite struct ClientCredentialSpellingTests {
+    static let credentials = Data("client:secret".utf8).base64EncodedString()
+
+    func expectInvalidRequest(_ response: TestResponse, sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(response.status == 400, "\(response.text)", sourceLocation: sourceLocation)
+        #expect(response.json["error"] as? String == "invalid_request", sourceLocation: sourceLocation)
+        #expect((response.json["error_description"] as? String ?? "").hasPrefix("invalid_request: "), sourceLocation: sourceLocation)
+    }
+
+    @Test(arguments: ["/oauth2/token", "/oauth2/revoke"])
+    func basicSeparatedByATabOrInAnyCaseBesideClientIDIsInvalidRequest(path: String) throws {
+        let driver = try InputBoundsTests().make()
+        let fields = [
+            ("grant_type", "refresh_token"), ("refresh_token", "zrt_x"), ("token", "zrt_x"), ("client_id", driver.fixture.developmentKey),
+        ]
+        for header in ["Basic\t\(Self.credentials)", "BASIC \(Self.credentials)", "bAsIc\t \(Self.credentials)", "basic"] {
+            expectInvalidRequest(try driver.postForm(path, fields, headers: [("Authorization", header)]))
+        }
+    }
+
+    @Test(arguments: ["/oauth2/token", "/oauth2/revoke"])
+    func aClientAssertionIsInvalidRequest(path: String) throws {
+        let driver = try InputBoundsTests().make()
+        let base = [("grant_type", "refresh_token"), ("refresh_token", "zrt_x"), ("token", "zrt_x")]
+        let key = ("client_id", driver.fixture.developmentKey)
+        let assertionType = ("client_assertion_type", "urn:ietf:params:oauth:client-assertion-type:jwt-bearer")
+        let assertion = ("client_assertion", "eyJhbGciOiJSUzI1NiJ9.e30.c2ln")
+        for extra in [[key, assertionType, assertion], [key, assertion], [assertionType, assertion], [key, assertionType]] {
+            let response = try driver.postForm(path, base + extra)
+            expectInvalidRequest(response)
+            #expect((response.json["error_description"] as? String ?? "").contains("client_assertion"))
+        }
+    }
+}
