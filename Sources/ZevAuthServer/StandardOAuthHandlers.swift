@@ -45,7 +45,7 @@ struct StandardOAuthHandlers: Sendable {
     /// response parameters MUST NOT be included more than once"); an empty value counts as missing.
     /// - Returns: nil when the body does not decode or repeats a parameter.
     static func form(_ request: HTTPRequest) -> [String: String]? {
-        guard let pairs = try? FormURLEncoding.decode(String(decoding: request.body, as: UTF8.self)) else { return nil }
+        guard let pairs = try? FormURLEncoding.decode(bytes: request.body) else { return nil }
         var fields: [String: String] = [:]
         for (name, value) in pairs {
             guard fields[name] == nil else { return nil }
@@ -133,7 +133,7 @@ struct StandardOAuthHandlers: Sendable {
         if let problem = contentTypeProblem(request) {
             return .failure(Stop(GrantResult.failed(problem).response(on: .standard(.token))))
         }
-        guard let pairs = try? FormURLEncoding.decode(String(decoding: request.body, as: UTF8.self)),
+        guard let pairs = try? FormURLEncoding.decode(bytes: request.body),
             let fields = form(request)
         else {
             return .failure(Stop(tokenError(.invalidRequest, unreadableForm)))

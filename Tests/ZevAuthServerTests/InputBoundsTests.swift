@@ -164,3 +164,55 @@ import ZevAuthTesting
         }
     }
 }
+
+/// docs/protocol.md#text-inputs: raw bytes that are not UTF-8 (not percent-encoded) are refused where the
+/// form or query is decoded, exactly as their `%XX` spelling is, never read as U+FFFD.
+@Suite struct RawInvalidUTF8Tests {
+    static let invalid: [UInt8] = [0xFF, 0xFE]
+
+    @Test(arguments: ["/oauth2/token", "/oauth2/revoke"])
+    func aFormBodyWithRawInvalidUTF8IsInvalidRequest(path: String) throws {
+        let driver = try InputBoundsTests().make()
+        let key = driver.fixture.developmentKey
+        for body in [
+            Array("grant_type=refresh_token&client_id=\(key)&token=zrt_x&refresh_token=zrt_".utf8) + Self.invalid,
+            Array("grant_type=refresh_token&client_id=\(key)&token=zrt_x&refresh_token=zrt_x&x".utf8) + Self.invalid + Array("=1".utf8),
+        ] {
+            let response = try driver.server.client.send(
+                "POST", path, headers: [("Content-Type", "application/x-www-form-urlencoded")], body: body)
+            #expect(response.status == 400, "\(response.text)")
+            #expect(response.json["error"] as? String == "invalid_request", "\(response.text)")
+        }
+        InputBoundsTests().expectNoServerError(driver.server)
+    }
+
+    @Test func aHostedFormWithRawInvalidUTF8IsInvalidRequest() throws {
+        let driver = try InputBoundsTests().make()
+        let browser = driver.server.browser()
+        let page = try browser.get("/account/signin")
+        let csrf = try #require(hiddenField("csrf", in: page.text))
+        let body = Array("csrf=\(csrf)&password=whatever+password&email=a".utf8) + Self.invalid + Array("@example.com".utf8)
+        let posted = try browser.send(
+            "POST", "/account/signin", headers: [("Content-Type", "application/x-www-form-urlencoded")], body: body)
+        #expect(posted.status == 400)
+        #expect(posted.text.contains("<code>invalid_request</code>"))
+    }
+
+    /// A raw byte outside ASCII never reaches the query decoder: the request target itself is refused
+    /// (docs/protocol.md#http-layer-errors), shown, never redirected.
+    @Test func aStartQueryWithRawInvalidUTF8IsRefusedShown() throws {
+        let driver = try InputBoundsTests().make()
+        for path in ["/v1/auth/zevid/start", "/oauth2/authorize"] {
+            let pairs = [
+                ("client_id", driver.fixture.developmentKey), ("redirect_uri", "http://127.0.0.1:5000/cb"),
+                ("code_challenge", PKCEPair().challenge), ("code_challenge_method", "S256"), ("response_type", "code"),
+            ]
+            let target = Array(startTarget(pairs, path: path).utf8) + Array("&state=s".utf8) + Self.invalid
+            let response = try driver.server.client.send("GET", targetBytes: target, headers: [("Accept", "application/json")])
+            #expect(response.status == 400, "\(path): \(response.text)")
+            #expect(response.json["error"] as? String == "invalid_request")
+            #expect(response.header("location") == nil)
+        }
+        InputBoundsTests().expectNoServerError(driver.server)
+    }
+}
