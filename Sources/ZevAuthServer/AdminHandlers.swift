@@ -100,8 +100,10 @@ struct AdminHandlers: Sendable {
         guard case .value(let rawEmail) = body.string("email") else { return Self.invalidField("email", "is required (a string)") }
         guard case .value(let password) = body.string("password") else { return Self.invalidField("password", "is required (a string)") }
         guard case .value(let rawName) = body.string("name") else { return Self.invalidField("name", "is required (a string)") }
-        guard let email = EmailAddress(rawEmail) else {
-            return Self.invalidField("email", "must be an email address whose domain is a valid (internationalised) domain name")
+        let email: EmailAddress
+        switch EmailAddress.parse(rawEmail) {
+        case .failure(let problem): return Self.invalidField("email", problem.explanation)
+        case .success(let address): email = address
         }
         if let problem = AccountRules.passwordProblem(password) { return Self.invalidField("password", problem) }
         guard let name = DisplayName(rawName)?.text else { return Self.invalidField("name", DisplayName.rule) }
