@@ -1,5 +1,3 @@
-import Encoding
-
 /// The three kinds of native-app redirect URI (RFC 8252 §7.1–7.3), with the `kind` spelling of the admin API.
 public enum RedirectKind: String, Sendable, Equatable {
     /// An `https` universal link / app link (RFC 8252 §7.2).
@@ -15,6 +13,8 @@ public enum RedirectKind: String, Sendable, Equatable {
 public enum RedirectURIProblem: String, Error, Sendable, Equatable, CaseIterable {
     /// The string is empty.
     case empty
+    /// Longer than `RedirectURI.maximumLength` bytes.
+    case tooLong = "too_long"
     /// A space, control character, non-ASCII character or a character RFC 3986 never allows
     /// (`" < > \ ^ ` { | }`).
     case invalidCharacter = "invalid_character"
@@ -63,7 +63,7 @@ public enum RedirectURIProblem: String, Error, Sendable, Equatable, CaseIterable
 /// - link: `https://host[:port]/path[?query]`, `host` a lower-case DNS name of two or more labels;
 /// - loopback: `http://127.0.0.1[:port]/path[?query]`, `http://[::1][:port]/…`, `http://localhost[:port]/…`;
 /// - custom scheme: `reverse.domain.scheme:/path[?query]` or `reverse.domain.scheme://host[:port][/path][?query]`.
-/// Everywhere: ASCII only, no fragment, no userinfo, no dot segments, well-formed `%XX`, and no response
+/// Everywhere: at most `maximumLength` bytes, ASCII only, no fragment, no userinfo, no dot segments, well-formed `%XX`, and no response
 /// parameter in the query (`responseParameters`).
 public struct RedirectURI: Sendable, Equatable {
     /// The URI exactly as given.
@@ -80,6 +80,12 @@ public struct RedirectURI: Sendable, Equatable {
     /// scheme with an authority and no path).
     public let pathAndQuery: String
 
+    /// The longest redirect URI accepted, in bytes (every accepted byte is ASCII, so also in characters):
+    /// 2048, the longest URL every browser and mobile web view still carries, and short enough that the URI
+    /// fits the PostgreSQL B-tree index of registered callbacks, whose rows cannot exceed about 2.7 KB
+    /// (docs/decisions.md, "Redirect URIs"; docs/protocol.md#callback-registration).
+    public static let maximumLength = 2048
+
     /// The exact host literals that make an `http` URI a loopback redirect (RFC 8252 §7.3, §8.3).
     public static let loopbackHosts: Set<String> = ["127.0.0.1", "[::1]", "localhost"]
 
@@ -87,8 +93,9 @@ public struct RedirectURI: Sendable, Equatable {
     public static let forbiddenSchemes: Set<String> = ["javascript", "data", "file", "vbscript", "blob", "about"]
 
     /// The parameter names an authorization response (success or error, OAuth and OpenID Connect) adds to
-    /// the redirect URI's query, in lower case. A registered query naming one of them, compared
-    /// case-insensitively after percent-decoding, is refused (`responseParameterInQuery`): most URL parsers
+    /// the redirect URI's query, in lower case. A registered query naming one of them, compared as a lenient
+    /// parser reads the name (`lenientName(_:)`: percent-decoded, case-insensitive, `.` or space for `_`,
+    /// `[]` dropped, invisible ends trimmed), is refused (`responseParameterInQuery`): most URL parsers
     /// return the first of two values, so the client would check the registered `iss` or `state` instead
     /// of the server's (RFC 6749 §3.1.2 and §4.1.2, RFC 9207 §2, OpenID Connect Session Management §3).
     public static let responseParameters: Set<String> = [
@@ -101,6 +108,7 @@ public struct RedirectURI: Sendable, Equatable {
     public static func parse(_ raw: String) -> Result<RedirectURI, RedirectURIProblem> {
         let bytes = Array(raw.utf8)
         if bytes.isEmpty { return .failure(.empty) }
+        if bytes.count > maximumLength { return .failure(.tooLong) }
         // Character-level rules first, so every later step sees printable ASCII only.
         var index = 0
         while index < bytes.count {
@@ -246,18 +254,76 @@ public struct RedirectURI: Sendable, Equatable {
     }
 
     /// Refuses a query naming a response parameter (`responseParameters`). Names are split on `&` and also
-    /// on `;`, which some server-side parsers still treat as a separator, then percent-decoded (`+` as a
-    /// space, as a form decoder reads it) and lower-cased; a name that does not decode to UTF-8 cannot
-    /// equal one.
+    /// on `;`, which some server-side parsers still treat as a separator, then read the way the most lenient
+    /// parsers read them (`lenientName(_:)`), so no spelling a client's framework turns into `code` or `iss`
+    /// slips through.
     private static func responseParameterProblem(_ pathAndQuery: [UInt8]) -> RedirectURIProblem? {
         guard let question = pathAndQuery.firstIndex(of: UInt8(ascii: "?")) else { return nil }
         let query = pathAndQuery[(question + 1)...]
         for segment in query.split(whereSeparator: { $0 == UInt8(ascii: "&") || $0 == UInt8(ascii: ";") }) {
             let name = segment.prefix { $0 != UInt8(ascii: "=") }
-            guard let decoded = try? FormURLEncoding.decodeComponent(name) else { continue }
-            if responseParameters.contains(decoded.lowercased()) { return .responseParameterInQuery }
+            if responseParameters.contains(lenientName(name)) { return .responseParameterInQuery }
         }
         return nil
+    }
+
+    /// A query parameter name as lenient server-side parsers (PHP's `$_GET`, Rack, qs and the like) hand it to
+    /// the application: percent-decoded (`+` as a space; bytes that are not UTF-8 become U+FFFD, U+0000 is
+    /// kept), lower-cased, leading and trailing whitespace and control characters removed, a trailing
+    /// `[…]` array suffix removed (an unmatched `[` read as `_`), and `.`, space and `+` read as `_`.
+    /// So `error.description`, `error+description`, `%20iss`, `code[]`, `code%5B%5D`, `code%00` and
+    /// `iss%0A` are all read as response parameters.
+    /// - Parameter bytes: the name as written in the query (its `%XX` escapes already checked well-formed).
+    /// - Returns: the name a lenient parser would see.
+    static func lenientName<C: Collection>(_ bytes: C) -> String where C.Element == UInt8 {
+        var decoded: [UInt8] = []
+        var index = bytes.startIndex
+        while index < bytes.endIndex {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "+") {
+                decoded.append(UInt8(ascii: " "))
+            } else if byte == UInt8(ascii: "%"), let high = bytes.index(index, offsetBy: 1, limitedBy: bytes.endIndex),
+                high < bytes.endIndex, let low = bytes.index(high, offsetBy: 1, limitedBy: bytes.endIndex), low < bytes.endIndex,
+                let value = hexValue(bytes[high]).flatMap({ h in hexValue(bytes[low]).map { h << 4 | $0 } })
+            {
+                decoded.append(value)
+                index = low
+            } else {
+                decoded.append(byte)
+            }
+            index = bytes.index(after: index)
+        }
+        var scalars = Array(String(decoding: decoded, as: UTF8.self).lowercased().unicodeScalars)
+        trimInvisibleEnds(&scalars)
+        if let open = scalars.firstIndex(of: "[") {
+            if scalars[(open + 1)...].contains("]") {
+                scalars.removeSubrange(open...)
+                trimInvisibleEnds(&scalars)
+            } else {
+                scalars[open] = "_"
+            }
+        }
+        var name = String.UnicodeScalarView()
+        for scalar in scalars { name.append(scalar == "." || scalar == " " || scalar == "+" ? "_" : scalar) }
+        return String(name)
+    }
+
+    /// Drops whitespace and control characters from both ends.
+    private static func trimInvisibleEnds(_ scalars: inout [Unicode.Scalar]) {
+        let invisible = { (scalar: Unicode.Scalar) in
+            scalar.properties.isWhitespace || scalar.properties.generalCategory == .control
+        }
+        while let first = scalars.first, invisible(first) { scalars.removeFirst() }
+        while let last = scalars.last, invisible(last) { scalars.removeLast() }
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
+        default: return nil
+        }
     }
 
     /// `1*5DIGIT`, no leading zero, 1...65535.

@@ -3,6 +3,7 @@ extension RedirectURIProblem {
     public var explanation: String {
         switch self {
         case .empty: return "it is empty"
+        case .tooLong: return "it is longer than \(RedirectURI.maximumLength) bytes"
         case .invalidCharacter: return "it contains a character a URI cannot hold (space, control, non-ASCII or one of \\ < > ^ ` { | })"
         case .malformedPercentEncoding: return "a % is not followed by two hexadecimal digits"
         case .relative: return "it is relative; give an absolute URI with a scheme"

@@ -24,8 +24,22 @@ public enum FormURLEncoding {
     /// - Throws: `DecodingError` for a malformed escape, invalid UTF-8 or U+0000 (the caller answers
     ///   `invalid_request`, RFC 6749 §4.1.2.1).
     public static func decode(_ raw: String) throws(DecodingError) -> [(name: String, value: String)] {
+        try decode(bytes: raw.utf8)
+    }
+
+    /// Decodes a body (or query) as received, byte for byte, into ordered pairs, as `decode(_:)` does.
+    ///
+    /// Every form body is decoded from its bytes here, never through a `String` first: turning the body into
+    /// a `String` would replace a raw byte that is not UTF-8 (`\xFF`, not percent-encoded) with U+FFFD and
+    /// the form would be read as something the client never sent. Here such a byte stays a byte, and a
+    /// name or value whose bytes (raw or `%XX`-decoded) are not valid UTF-8 throws `invalidUTF8`.
+    /// - Parameter bytes: the body or query without the leading `?`, exactly as sent.
+    /// - Returns: the `(name, value)` pairs in order.
+    /// - Throws: `DecodingError` for a malformed escape, invalid UTF-8 or U+0000.
+    public static func decode<C: Collection>(bytes: C) throws(DecodingError) -> [(name: String, value: String)]
+    where C.Element == UInt8 {
         var pairs: [(name: String, value: String)] = []
-        for segment in raw.utf8.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true) {
+        for segment in bytes.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true) {
             let bytes = Array(segment)
             if let eq = bytes.firstIndex(of: UInt8(ascii: "=")) {
                 pairs.append((try decodeComponent(bytes[..<eq]), try decodeComponent(bytes[(eq + 1)...])))

@@ -68,8 +68,8 @@ struct AccountHandlers: Sendable {
             return response
         }
         guard let address = EmailAddress(email) else { return again("Enter a valid email address.", 400) }
-        guard (1...200).contains(name.count), !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-            return again("Enter your name (up to 200 characters).", 400)
+        guard DisplayName(name) != nil else {
+            return again("Enter your name: up to 200 characters, without control or text-direction characters.", 400)
         }
         if let problem = AccountRules.passwordProblem(password) { return again("The password \(problem).", 400) }
         let hash = try context.passwordHasher.hash(password)

@@ -67,10 +67,7 @@ struct AdminHandlers: Sendable {
         if let stop = try requireOperator(request) { return stop }
         guard let body = JSONObjectBody(request.body) else { return Self.badBody }
         guard case .value(let rawName) = body.string("name") else { return Self.invalidField("name", "is required (a string)") }
-        let name = rawName.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard (1...200).contains(name.count), !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-            return Self.invalidField("name", "must be 1 to 200 characters without control characters")
-        }
+        guard let name = DisplayName(rawName)?.text else { return Self.invalidField("name", DisplayName.rule) }
         let development = try Self.newKeys(publishablePrefix: "pk_test_", secretPrefix: "sk_test_")
         let production = try Self.newKeys(publishablePrefix: "pk_live_", secretPrefix: "sk_live_")
         let projectID = try context.store.createProject(
@@ -103,14 +100,13 @@ struct AdminHandlers: Sendable {
         guard case .value(let rawEmail) = body.string("email") else { return Self.invalidField("email", "is required (a string)") }
         guard case .value(let password) = body.string("password") else { return Self.invalidField("password", "is required (a string)") }
         guard case .value(let rawName) = body.string("name") else { return Self.invalidField("name", "is required (a string)") }
-        guard let email = EmailAddress(rawEmail) else {
-            return Self.invalidField("email", "must be an email address whose domain is a valid (internationalised) domain name")
+        let email: EmailAddress
+        switch EmailAddress.parse(rawEmail) {
+        case .failure(let problem): return Self.invalidField("email", problem.explanation)
+        case .success(let address): email = address
         }
         if let problem = AccountRules.passwordProblem(password) { return Self.invalidField("password", problem) }
-        let name = rawName.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard (1...200).contains(name.count), !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-            return Self.invalidField("name", "must be 1 to 200 characters without control characters")
-        }
+        guard let name = DisplayName(rawName)?.text else { return Self.invalidField("name", DisplayName.rule) }
         let hash = try context.passwordHasher.hash(password)
         do {
             let user = try context.store.createUser(

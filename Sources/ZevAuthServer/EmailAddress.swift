@@ -18,23 +18,57 @@ public struct EmailAddress: Sendable, Equatable {
     /// The normalised form; unique across the deployment.
     public let key: String
 
+    /// Which part of an address the rule refuses, for a message that names the right one.
+    public enum Problem: Error, Sendable, Equatable {
+        /// Not exactly one `@` with text on both sides, or more than 254 bytes.
+        case shape
+        /// The local part (before the `@`) holds a refused code point (`isRefused`).
+        case localPart
+        /// The domain holds a refused code point, or IDNA or the label rules refuse it.
+        case domain
+
+        /// What the admin API says after the field name (`email must be …`), a sentence without the address.
+        public var explanation: String {
+            switch self {
+            case .shape: return "must be an email address: one @ between a local part and a domain, at most 254 bytes"
+            case .localPart:
+                return "must be an email address whose local part (before the @) has no space, control, invisible or unassigned character"
+            case .domain: return "must be an email address whose domain is a valid (internationalised) domain name"
+            }
+        }
+    }
+
     /// Parses an address.
     ///
     /// - Parameter text: the address as entered; surrounding spaces are ignored.
-    /// - Returns: nil when it is not an address this server accepts: not exactly one `@`, an empty side, more
-    ///   than 254 bytes, a whitespace, control, format, private-use or unassigned code point, a domain without
-    ///   a dot or with an empty label, or a domain IDNA refuses (answered as `invalid_request`).
+    /// - Returns: nil when it is not an address this server accepts (`parse(_:)` says why).
     public init?(_ text: String) {
+        guard case .success(let address) = Self.parse(text) else { return nil }
+        self = address
+    }
+
+    /// Parses an address, saying which part is refused.
+    ///
+    /// - Parameter text: the address as entered; surrounding spaces are ignored.
+    /// - Returns: the address, or `.shape` (not exactly one `@`, an empty side, more than 254 bytes),
+    ///   `.localPart` or `.domain` (a whitespace, control, format, default-ignorable, private-use or unassigned
+    ///   code point on that side; for the domain also one without a dot, with an empty label, or one IDNA
+    ///   refuses). Each is answered as `invalid_request`.
+    public static func parse(_ text: String) -> Result<EmailAddress, Problem> {
         let typed = text.trimmingCharacters(in: .whitespaces)
         let parts = typed.split(separator: "@", omittingEmptySubsequences: false)
-        guard typed.utf8.count <= 254, parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty,
-            !typed.unicodeScalars.contains(where: Self.isRefused)
-        else { return nil }
-        let local = Self.foldedLocalPart(String(parts[0]))
-        guard !local.isEmpty, !local.unicodeScalars.contains(where: Self.isRefused), let domain = Self.asciiDomain(String(parts[1]))
-        else { return nil }
+        guard typed.utf8.count <= 254, parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty else { return .failure(.shape) }
+        guard !parts[0].unicodeScalars.contains(where: isRefused) else { return .failure(.localPart) }
+        guard !parts[1].unicodeScalars.contains(where: isRefused) else { return .failure(.domain) }
+        let local = foldedLocalPart(String(parts[0]))
+        guard !local.isEmpty, !local.unicodeScalars.contains(where: isRefused) else { return .failure(.localPart) }
+        guard let domain = asciiDomain(String(parts[1])) else { return .failure(.domain) }
+        return .success(EmailAddress(typed: typed, key: local + "@" + domain))
+    }
+
+    private init(typed: String, key: String) {
         self.typed = typed
-        self.key = local + "@" + domain
+        self.key = key
     }
 
     /// NFKC, full case folding, NFKC: the `NFKC_Casefold` shape of Unicode's identifier rules, through
@@ -61,9 +95,12 @@ public struct EmailAddress: Sendable, Equatable {
     private static let labelSeparators: Set<Unicode.Scalar> = ["\u{3002}", "\u{FF0E}", "\u{FF61}"]
 
     /// Code points no address may carry: whitespace, controls (NUL included), format characters (invisible,
-    /// such as U+200B), private-use, surrogates and unassigned code points.
+    /// such as U+200B), default-ignorable code points (invisible too, though not all are format characters:
+    /// U+034F COMBINING GRAPHEME JOINER, the variation selectors such as U+FE0F, U+3164 HANGUL FILLER, the soft
+    /// hyphen; Unicode §5.21), private-use, surrogates and unassigned code points. Any of them would let two
+    /// accounts look like one address.
     static func isRefused(_ scalar: Unicode.Scalar) -> Bool {
-        if scalar.properties.isWhitespace { return true }
+        if scalar.properties.isWhitespace || scalar.properties.isDefaultIgnorableCodePoint { return true }
         switch scalar.properties.generalCategory {
         case .control, .format, .privateUse, .surrogate, .unassigned: return true
         default: return false

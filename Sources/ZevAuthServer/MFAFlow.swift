@@ -97,7 +97,7 @@ enum AccountForms {
     /// body does not decode (a bad `%` escape, invalid UTF-8, or a U+0000 that no field accepts), which the
     /// page answers with `unreadableForm`.
     static func fields(_ request: HTTPRequest) -> [String: String]? {
-        guard let pairs = try? FormURLEncoding.decode(String(decoding: request.body, as: UTF8.self)) else { return nil }
+        guard let pairs = try? FormURLEncoding.decode(bytes: request.body) else { return nil }
         var fields: [String: String] = [:]
         for (name, value) in pairs where fields[name] == nil {
             fields[name] = value

@@ -45,7 +45,7 @@ struct StandardOAuthHandlers: Sendable {
     /// response parameters MUST NOT be included more than once"); an empty value counts as missing.
     /// - Returns: nil when the body does not decode or repeats a parameter.
     static func form(_ request: HTTPRequest) -> [String: String]? {
-        guard let pairs = try? FormURLEncoding.decode(String(decoding: request.body, as: UTF8.self)) else { return nil }
+        guard let pairs = try? FormURLEncoding.decode(bytes: request.body) else { return nil }
         var fields: [String: String] = [:]
         for (name, value) in pairs {
             guard fields[name] == nil else { return nil }
@@ -82,14 +82,21 @@ struct StandardOAuthHandlers: Sendable {
 
     /// RFC 6749 §2.3: clients here are public (`token_endpoint_auth_methods_supported: ["none"]`), and a
     /// client "MUST NOT use more than one authentication method in each request". So client credentials
-    /// are never ignored: `Authorization: Basic` beside `client_id`, or a `client_secret` (even empty),
-    /// is 400 `invalid_request`; `Authorization: Basic` alone is 401 `invalid_client` challenging the
-    /// scheme the client used (RFC 6749 §5.2: `WWW-Authenticate` matching it).
+    /// are never ignored: `Authorization: Basic` beside `client_id`, a `client_secret` (even empty), or a
+    /// `client_assertion` / `client_assertion_type` (RFC 7521 §4.2, RFC 7523 §2.2) is 400 `invalid_request`;
+    /// `Authorization: Basic` alone is 401 `invalid_client` challenging the scheme the client used (RFC 6749
+    /// §5.2: `WWW-Authenticate` matching it). The scheme is the header's first word, ended by a space or a
+    /// tab and compared case-insensitively (RFC 9110 §11.1, §11.6.2).
     /// - Parameter names: every parameter name of the decoded body, empty values included.
     /// - Returns: the answer, or nil when the request carries no client credentials.
     static func clientCredentialsProblem(_ request: HTTPRequest, names: Set<String>) -> HTTPResponse? {
         let basic = request.headers.values("Authorization").contains { header in
-            header.split(separator: " ", maxSplits: 1).first?.lowercased() == "basic"
+            authorizationScheme(header) == "basic"
+        }
+        if names.contains("client_assertion") || names.contains("client_assertion_type") {
+            return tokenError(
+                .invalidRequest,
+                "Clients are public here: send client_id without a client_assertion or client_assertion_type (RFC 6749 §2.3).")
         }
         if basic && (names.contains("client_id") || names.contains("client_secret")) {
             return tokenError(
@@ -110,6 +117,14 @@ struct StandardOAuthHandlers: Sendable {
         return nil
     }
 
+    /// The lower-cased authentication scheme of an `Authorization` value: its first word, ended by a space
+    /// or a tab (RFC 9110 §11.6.2: `credentials = auth-scheme [ 1*SP ( token68 / #auth-param ) ]`; a tab is
+    /// read as a space so that no spelling of `Basic` goes unnoticed).
+    static func authorizationScheme(_ header: String) -> String {
+        let trimmed = header.drop { $0 == " " || $0 == "\t" }
+        return String(trimmed.prefix { $0 != " " && $0 != "\t" }).lowercased()
+    }
+
     /// The shared front of `/oauth2/token` and `/oauth2/revoke`, in order: the `Content-Type`, a body that
     /// decodes with each parameter once (a value holding U+0000 does not decode), then no client
     /// credentials beside `client_id`.
@@ -118,7 +133,7 @@ struct StandardOAuthHandlers: Sendable {
         if let problem = contentTypeProblem(request) {
             return .failure(Stop(GrantResult.failed(problem).response(on: .standard(.token))))
         }
-        guard let pairs = try? FormURLEncoding.decode(String(decoding: request.body, as: UTF8.self)),
+        guard let pairs = try? FormURLEncoding.decode(bytes: request.body),
             let fields = form(request)
         else {
             return .failure(Stop(tokenError(.invalidRequest, unreadableForm)))

@@ -97,6 +97,8 @@ import Testing
 
     @Test(arguments: [
         ("", RedirectURIProblem.empty),
+        ("http://127.0.0.1/" + String(repeating: "a", count: 2032), .tooLong),
+        ("com.acme.app:/" + String(repeating: "%61", count: 700), .tooLong),
         ("javascript:alert(1)", .forbiddenScheme),
         ("JavaScript:alert(1)", .forbiddenScheme),
         ("data:text/html,hi", .forbiddenScheme),
@@ -177,6 +179,13 @@ import Testing
         "https://acme.com/cb?error%5Fdescription=1",
         "com.acme.app:/cb?state=1",
         "com.acme.app://cb/x?x=y&&iss=1",
+        // Spellings lenient parsers (PHP's $_GET and others) turn into a response parameter.
+        "https://acme.com/cb?error.description=x", "https://acme.com/cb?error+description=x",
+        "https://acme.com/cb?error%20uri=x", "https://acme.com/cb?+error=x", "https://acme.com/cb?%20iss=x",
+        "https://acme.com/cb?iss%20=x", "https://acme.com/cb?code[]=x", "https://acme.com/cb?code%5B%5D=x",
+        "https://acme.com/cb?code%00=x", "https://acme.com/cb?iss%0A=x", "https://acme.com/cb?code%09=x",
+        "https://acme.com/cb?state[a]=x", "https://acme.com/cb?error[description=x", "https://acme.com/cb?ID.TOKEN=x",
+        "https://acme.com/cb?error%2Buri=x", "https://acme.com/cb?code%20[]=x",
     ])
     func refusesAQueryThatAlreadyCarriesAResponseParameter(raw: String) {
         #expect(throws: RedirectURIProblem.responseParameterInQuery) { try RedirectURI.parse(raw).get() }
@@ -185,9 +194,16 @@ import Testing
     @Test(arguments: [
         "http://127.0.0.1/cb?codes=1", "http://127.0.0.1/cb?x=code", "https://acme.com/cb?state_x=1&my_iss=2",
         "https://acme.com/cb?errors", "com.acme.app:/cb?x=state%3D1", "https://acme.com/state/cb?issuer=1",
-        "https://acme.com/cb?s+tate=1", "https://acme.com/cb?%FF=1",
+        "https://acme.com/cb?s+tate=1", "https://acme.com/cb?%FF=1", "https://acme.com/cb?x[code]=1",
+        "https://acme.com/cb?my.iss=1", "https://acme.com/cb?co.de=1",
     ])
     func acceptsQueriesWithoutResponseParameters(raw: String) {
+        #expect(throws: Never.self) { try RedirectURI.parse(raw).get() }
+    }
+
+    @Test func acceptsAURIOfExactlyTheMaximumLength() {
+        let raw = "http://127.0.0.1/" + String(repeating: "a", count: RedirectURI.maximumLength - 17)
+        #expect(raw.utf8.count == 2048)
         #expect(throws: Never.self) { try RedirectURI.parse(raw).get() }
     }
 

@@ -63,4 +63,12 @@ private func pairs(_ raw: String) throws(FormURLEncoding.DecodingError) -> [Stri
         #expect(decoded[0].name == "state" && decoded[0].value == value)
         #expect(decoded[1].name == "x" && decoded[1].value == "")
     }
+
+    @Test func rawBytesThatAreNotUTF8AreRefusedAsTheirEscapeIs() throws {
+        #expect(throws: FormURLEncoding.DecodingError.invalidUTF8) { try FormURLEncoding.decode(bytes: Array("a=x".utf8) + [0xFF, 0xFE]) }
+        #expect(throws: FormURLEncoding.DecodingError.invalidUTF8) { try FormURLEncoding.decode(bytes: [0xFF] + Array("=1".utf8)) }
+        #expect(throws: FormURLEncoding.DecodingError.invalidUTF8) { try FormURLEncoding.decode(bytes: Array("a=%FF".utf8)) }
+        let decoded = try FormURLEncoding.decode(bytes: Array("a=".utf8) + [0xC3, 0xA9] + Array("&b=%C3%A9".utf8))
+        #expect(decoded.map(\.value) == ["\u{E9}", "\u{E9}"])
+    }
 }

@@ -43,12 +43,46 @@ import ZevAuthTesting
         "a@\(String(repeating: "x", count: 64)).example",  // label over 63 bytes
         "a@ex ample.com", "a@exam\u{0}ple.com", "a\u{0}b@example.com", "a\u{7}@example.com",  // space, NUL, BEL
         "a\u{200B}b@example.com",  // invisible format character
+        "z\u{34F}w@x.example", "zw\u{FE0F}@x.example", "\u{3164}zw@x.example", "a\u{AD}b@example.com",  // default-ignorable
+        "a\u{180B}b@example.com", "a@exa\u{AD}mple.com", "a@exa\u{34F}mple.com", "a@example.com\u{FE0F}",
         "a@example", "a@.example.com", "a@example.com.", "a@example..com", "@example.com", "a@", "a", "a@b@example.com",
         "a@10.0.0.1",
         "",
     ])
     func refusesAddressesTheRuleDoesNotAccept(typed: String) {
         #expect(EmailAddress(typed) == nil, "\(typed.debugDescription) must be refused")
+    }
+}
+
+/// A refusal names the side of the address that is wrong, and never talks about the domain for a bad local part.
+@Suite struct EmailRefusalMessageTests {
+    @Test(arguments: [
+        ("a\u{200B}b@example.com", EmailAddress.Problem.localPart), ("z\u{34F}w@x.example", .localPart),
+        ("a\u{AD}b@example.com", .localPart), ("a b@example.com", .localPart), ("a@exa\u{AD}mple.com", .domain),
+        ("a@☃.example", .domain), ("a@example", .domain), ("a@b@example.com", .shape), ("@example.com", .shape),
+    ])
+    func parseSaysWhichSideIsRefused(typed: String, problem: EmailAddress.Problem) {
+        #expect(EmailAddress.parse(typed) == .failure(problem), "\(typed.debugDescription)")
+    }
+
+    @Test func anInvisibleLocalPartIsRefusedOverHTTPWithoutMentioningTheDomain() throws {
+        let server = try TestServer()
+        let driver = SessionDriver(server: server, fixture: try Fixture.make(store: server.store))
+        let tag = UUID().uuidString.prefix(8).lowercased()
+        let plain = try driver.sendJSON(
+            "POST", "/v1/admin/users", bearer: TestServer.operatorToken,
+            ["email": "zw\(tag)@x.example", "password": "a long enough password", "name": "Z"])
+        #expect(plain.status == 201)
+        for invisible in ["\u{34F}", "\u{FE0F}", "\u{3164}", "\u{200B}", "\u{AD}"] {
+            let response = try driver.sendJSON(
+                "POST", "/v1/admin/users", bearer: TestServer.operatorToken,
+                ["email": "z\(invisible)w\(tag)@x.example", "password": "a long enough password", "name": "Z"])
+            #expect(response.status == 400, "\(invisible.unicodeScalars.first!.value): \(response.text)")
+            #expect(response.json["error"] as? String == "invalid_request")
+            let description = response.json["error_description"] as? String ?? ""
+            #expect(description.hasPrefix("email must be an email address whose local part"), "\(description)")
+            #expect(!description.contains("domain"), "\(description)")
+        }
     }
 }
 

@@ -46,6 +46,13 @@ public struct TestHTTPClient: Sendable {
     /// Sends one request and reads the response.
     /// - Parameter target: the request target exactly as it goes on the wire (path and query).
     public func send(_ method: String, _ target: String, headers: [(String, String)] = [], body: [UInt8] = []) throws -> TestResponse {
+        try send(method, targetBytes: Array(target.utf8), headers: headers, body: body)
+    }
+
+    /// Sends one request whose target is given as bytes, so a test can send bytes that are not UTF-8.
+    public func send(_ method: String, targetBytes: [UInt8], headers: [(String, String)] = [], body: [UInt8] = []) throws
+        -> TestResponse
+    {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { throw Failure.connect(errno) }
         defer { close(descriptor) }
@@ -59,11 +66,11 @@ public struct TestHTTPClient: Sendable {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
         guard connected == 0 else { throw Failure.connect(errno) }
-        var head = "\(method) \(target) HTTP/1.1\r\nHost: \(host):\(port)\r\nConnection: close\r\n"
+        var head = " HTTP/1.1\r\nHost: \(host):\(port)\r\nConnection: close\r\n"
         for (name, value) in headers { head += "\(name): \(value)\r\n" }
         if !body.isEmpty || method == "POST" || method == "PATCH" || method == "PUT" { head += "Content-Length: \(body.count)\r\n" }
         head += "\r\n"
-        let request = Array(head.utf8) + body
+        let request = Array("\(method) ".utf8) + targetBytes + Array(head.utf8) + body
         var sent = 0
         while sent < request.count {
             let written = request[sent...].withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
