@@ -23,13 +23,11 @@ M = [
  ("re-encode state with + for a space", [("Sources/Authorize/RedirectLocation.swift",
    'return base.raw + separator + FormURLEncoding.encode(parameters)', 'return base.raw + separator + FormURLEncoding.encode(parameters).replacing("%20", with: "+")')]),
  ("forget no-store on exchange answers", [("Sources/ZevAuthServer/ExchangeHandler.swift",
-   '''        try RateLimiter(context: context).countingFailures(.exchangeFailuresPerAddress, request, configuration: context.configuration) {
-            try checkedExchange(request)
-        }''', '''        var response = try RateLimiter(context: context).countingFailures(.exchangeFailuresPerAddress, request, configuration: context.configuration) {
-            try checkedExchange(request)
-        }
-        response.headers.remove("Cache-Control")
-        return response''')]),
+   '''        if response.status != 429, (400..<500).contains(response.status) { try limiter.hit(.exchangeFailuresPerAddress, key: address) }
+        return response''', '''        if response.status != 429, (400..<500).contains(response.status) { try limiter.hit(.exchangeFailuresPerAddress, key: address) }
+        var stripped = response
+        stripped.headers.remove("Cache-Control")
+        return stripped''')]),
  ("allow loopback in production", [("Sources/Authorize/StartValidator.swift",
    '            if client.kind == .production {\n                return .failure(\n                    OAuthError(.loopbackRedirectNotAllowed',
    '            if client.kind == .production && false {\n                return .failure(\n                    OAuthError(.loopbackRedirectNotAllowed')]),
