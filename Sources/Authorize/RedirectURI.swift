@@ -1,3 +1,5 @@
+import Encoding
+
 /// The three kinds of native-app redirect URI (RFC 8252 §7.1–7.3), with the `kind` spelling of the admin API.
 public enum RedirectKind: String, Sendable, Equatable {
     /// An `https` universal link / app link (RFC 8252 §7.2).
@@ -284,7 +286,7 @@ public struct RedirectURI: Sendable, Equatable {
                 decoded.append(UInt8(ascii: " "))
             } else if byte == UInt8(ascii: "%"), let high = bytes.index(index, offsetBy: 1, limitedBy: bytes.endIndex),
                 high < bytes.endIndex, let low = bytes.index(high, offsetBy: 1, limitedBy: bytes.endIndex), low < bytes.endIndex,
-                let value = hexValue(bytes[high]).flatMap({ h in hexValue(bytes[low]).map { h << 4 | $0 } })
+                let value = FormURLEncoding.hexValue(bytes[high]).flatMap({ h in FormURLEncoding.hexValue(bytes[low]).map { h << 4 | $0 } })
             {
                 decoded.append(value)
                 index = low
@@ -315,15 +317,6 @@ public struct RedirectURI: Sendable, Equatable {
         }
         while let first = scalars.first, invisible(first) { scalars.removeFirst() }
         while let last = scalars.last, invisible(last) { scalars.removeLast() }
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
-        default: return nil
-        }
     }
 
     /// `1*5DIGIT`, no leading zero, 1...65535.

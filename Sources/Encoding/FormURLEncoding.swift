@@ -114,7 +114,8 @@ public enum FormURLEncoding {
 
     private static let hexDigits: [UInt8] = Array("0123456789ABCDEF".utf8)
 
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
+    /// The value of one hexadecimal digit of a `%XX` escape (RFC 3986 §2.1: either case), or nil.
+    public static func hexValue(_ byte: UInt8) -> UInt8? {
         switch byte {
         case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
         case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10

@@ -9,8 +9,7 @@ import ZevAuthTesting
 /// answers its start with 400 `redirect_uri_mismatch`, shown (RFC 6749 §3.1.2, RFC 9207 §2).
 @Suite struct CallbackQueryTests {
     func make() throws -> SessionDriver {
-        let server = try TestServer()
-        return SessionDriver(server: server, fixture: try Fixture.make(store: server.store))
+        return try SessionDriver.started()
     }
 
     @Test(arguments: [

@@ -7,13 +7,11 @@ import ZevAuthTesting
 /// and never a 500 (docs/protocol.md#callback-registration, docs/protocol.md#text-inputs).
 @Suite struct InputBoundsTests {
     func make() throws -> SessionDriver {
-        let server = try TestServer()
-        return SessionDriver(server: server, fixture: try Fixture.make(store: server.store))
+        return try SessionDriver.started()
     }
 
     func expectNoServerError(_ server: TestServer, sourceLocation: SourceLocation = #_sourceLocation) {
-        let lines = server.log.all
-        #expect(!lines.contains { $0.contains("error postgres") || $0.contains(" 500 ") }, "\(lines)", sourceLocation: sourceLocation)
+        #expect(server.serverFailureLines.isEmpty, "\(server.serverFailureLines)", sourceLocation: sourceLocation)
     }
 
     /// A loopback callback of exactly `length` bytes whose path does not compress (PostgreSQL compresses a

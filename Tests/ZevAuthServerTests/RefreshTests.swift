@@ -20,8 +20,7 @@ import ZevAuthTesting
     }
 
     func make(clock: ManualClock? = nil) throws -> SessionDriver {
-        let server = try TestServer(clock: clock)
-        return SessionDriver(server: server, fixture: try Fixture.make(store: server.store))
+        return try SessionDriver.started(clock: clock)
     }
 
     func setGrace(_ driver: SessionDriver, _ seconds: Int) throws {

@@ -9,8 +9,7 @@ import ZevAuthTesting
 /// secret-key rotation (a new key works at once, the old one until revoked, never zero keys).
 @Suite struct SessionAdminTests {
     func make() throws -> SessionDriver {
-        let server = try TestServer()
-        return SessionDriver(server: server, fixture: try Fixture.make(store: server.store))
+        return try SessionDriver.started()
     }
 
     @Test func settingsAnswerTheDefaultsAndAcceptShorterValues() throws {

@@ -8,8 +8,7 @@ import ZevAuthTesting
 /// introspection (RFC 7662).
 @Suite struct StandardSurfaceTests {
     func make() throws -> SessionDriver {
-        let server = try TestServer()
-        return SessionDriver(server: server, fixture: try Fixture.make(store: server.store))
+        return try SessionDriver.started()
     }
 
     func expectTokenError(

@@ -8,8 +8,7 @@ import ZevAuthTesting
 /// never ignored (RFC 6749 §2.3, §5.2).
 @Suite struct TokenClientAuthenticationTests {
     func make() throws -> SessionDriver {
-        let server = try TestServer()
-        return SessionDriver(server: server, fixture: try Fixture.make(store: server.store))
+        return try SessionDriver.started()
     }
 
     static let basic = "Basic " + Data("client:secret".utf8).base64EncodedString()

@@ -10,13 +10,11 @@ import ZevAuthTesting
     static let nul = "\u{0}"
 
     func make() throws -> SessionDriver {
-        let server = try TestServer()
-        return SessionDriver(server: server, fixture: try Fixture.make(store: server.store))
+        return try SessionDriver.started()
     }
 
     func expectNoDatabaseError(_ server: TestServer, sourceLocation: SourceLocation = #_sourceLocation) {
-        let lines = server.log.all
-        #expect(!lines.contains { $0.contains("error postgres") || $0.contains(" 500 ") }, "\(lines)", sourceLocation: sourceLocation)
+        #expect(server.serverFailureLines.isEmpty, "\(server.serverFailureLines)", sourceLocation: sourceLocation)
     }
 
     func expectJSONError(

@@ -1,4 +1,5 @@
 import Foundation
+import ZevAuthServer
 
 /// A signed-in app session for tests: sign in through the hosted pages, exchange, then refresh, revoke and
 /// introspect. Every token it sees goes to `SuiteCapture.secret`.
@@ -10,6 +11,12 @@ public struct SessionDriver {
     public init(server: TestServer, fixture: Fixture) {
         self.server = server
         self.fixture = fixture
+    }
+
+    /// A driver over a new test server (optionally on a manual clock) and a new fixture on its store.
+    public static func started(clock: ManualClock? = nil) throws -> SessionDriver {
+        let server = try TestServer(clock: clock)
+        return SessionDriver(server: server, fixture: try Fixture.make(store: server.store))
     }
 
     /// A session's id and current pair, from an exchange or refresh answer.

@@ -73,6 +73,12 @@ public final class TestServer: @unchecked Sendable {
     public let clock: ManualClock?
 
     public static let operatorToken = "zop_test_operator_token_0123456789abcdef"
+
+    /// The log lines of this server that show a failure a bad input must never cause: a database error or a
+    /// 500 (empty when every answer was the input's ordinary error).
+    public var serverFailureLines: [String] {
+        log.all.filter { $0.contains("error postgres") || $0.contains(" 500 ") }
+    }
     /// The `ZEVAUTH_ENCRYPTION_KEY` test servers use unless a test changes it (32 fixed bytes).
     public static let encryptionKey: [UInt8] = Array(0..<32)
 
