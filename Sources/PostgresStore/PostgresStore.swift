@@ -2,22 +2,6 @@ import Authorize
 import Foundation
 import Postgres
 
-/// Domain errors the store raises from SQLSTATEs, by constraint name, never by parsing message text.
-public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
-    /// A unique constraint refused a duplicate (`constraint` names which), answered as 409 `conflict`.
-    case duplicate(constraint: String)
-    /// A referenced row does not exist (or belongs to someone else).
-    case notFound
-
-    /// A sentence for the console or the log, never the case name.
-    public var description: String {
-        switch self {
-        case .duplicate(let constraint): "A row with the same value exists already (constraint \(constraint))."
-        case .notFound: "The referenced row does not exist."
-        }
-    }
-}
-
 /// Every SQL statement of the server, parameterized only (`$1…` through `PQexecParams`).
 ///
 /// One instance is shared by all request threads; it holds no state beyond the pool, so any number of

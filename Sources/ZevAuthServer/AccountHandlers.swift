@@ -1,3 +1,4 @@
+import Authorize
 import Crypto
 import Encoding
 import Foundation
@@ -308,6 +309,6 @@ struct AccountHandlers: Sendable {
         guard let (user, closedAt) = try store.closeUser(id: id, now: context.clock.now()) else {
             return Wire.error(.notFound, "No account has this id.")
         }
-        return Wire.json(status: 200, ["id": user.id, "email": user.email, "name": user.name, "closedAt": Wire.timestamp(closedAt)])
+        return Wire.anyJSON(status: 200, ["id": user.id, "email": user.email, "name": user.name, "closedAt": Wire.timestamp(closedAt)])
     }
 }

@@ -72,7 +72,7 @@ struct AdminHandlers: Sendable {
         let production = try Self.newKeys(publishablePrefix: "pk_live_", secretPrefix: "sk_live_")
         let projectID = try context.store.createProject(
             name: name, development: development.stored, production: production.stored, now: context.clock.now())
-        return Wire.json(
+        return Wire.anyJSON(
             status: 201,
             [
                 "id": projectID, "name": name,
@@ -111,7 +111,7 @@ struct AdminHandlers: Sendable {
         do {
             let user = try context.store.createUser(
                 email: email.typed, emailNormalized: email.key, name: name, passwordHash: hash, now: context.clock.now())
-            return Wire.json(status: 201, ["id": user.id, "email": user.email, "name": user.name])
+            return Wire.anyJSON(status: 201, ["id": user.id, "email": user.email, "name": user.name])
         } catch StoreError.duplicate {
             return Wire.error(.conflict, "An account with this email already exists.", status: 409)
         }
@@ -140,7 +140,7 @@ struct AdminHandlers: Sendable {
         do {
             let callback = try context.store.addCallback(
                 environmentID: environment.id, uri: uri.raw, kind: uri.kind.rawValue, now: context.clock.now())
-            return Wire.json(status: 201, Self.callbackBody(callback))
+            return Wire.anyJSON(status: 201, Self.callbackBody(callback))
         } catch StoreError.duplicate {
             return Wire.error(.conflict, "This redirect URI is already registered.", status: 409)
         }
@@ -156,7 +156,7 @@ struct AdminHandlers: Sendable {
         guard let paging = Paging(request) else { return Self.invalidField("limit", "must be a whole number from 1 to 100") }
         let items = try context.store.callbacks(environmentID: environment.id, after: paging.cursor, limit: paging.limit + 1)
         let page = Array(items.prefix(paging.limit))
-        return Wire.json(
+        return Wire.anyJSON(
             status: 200,
             [
                 "items": page.map(Self.callbackBody),
@@ -200,7 +200,7 @@ struct AdminHandlers: Sendable {
         do {
             let record = try context.store.addDomain(
                 projectID: environment.projectID, domain: domain, verificationToken: token, now: context.clock.now())
-            return Wire.json(status: 201, Self.domainBody(record))
+            return Wire.anyJSON(status: 201, Self.domainBody(record))
         } catch StoreError.duplicate {
             return Wire.error(.conflict, "This domain is already added to the project.", status: 409)
         }
@@ -214,7 +214,7 @@ struct AdminHandlers: Sendable {
         case .success(let value): environment = value
         }
         let domains = try context.store.domains(projectID: environment.projectID)
-        return Wire.json(status: 200, ["items": domains.map(Self.domainBody), "nextCursor": NSNull()] as [String: Any])
+        return Wire.anyJSON(status: 200, ["items": domains.map(Self.domainBody), "nextCursor": NSNull()] as [String: Any])
     }
 
     /// `POST /v1/admin/domains/{domain}/verify`: with a secret key, fetches the token file
@@ -236,7 +236,7 @@ struct AdminHandlers: Sendable {
         }
         // The answer shows the domain as it now stands, `hosted` included (docs/protocol.md#admin-calls).
         let hostedNow = try context.store.domains(projectID: projectID).first { $0.domain == domain }?.hosted ?? (hosted ?? false)
-        return Wire.json(status: 200, ["domain": domain, "verified": true, "hosted": hostedNow])
+        return Wire.anyJSON(status: 200, ["domain": domain, "verified": true, "hosted": hostedNow])
     }
 
     static func domainBody(_ domain: DomainRecord) -> [String: Any] {

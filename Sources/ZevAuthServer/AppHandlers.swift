@@ -138,7 +138,7 @@ struct AppHandlers: Sendable {
         let items = try context.store.apps(environmentID: environment.id, after: paging.cursor, limit: paging.limit + 1)
         let page = Array(items.prefix(paging.limit))
         let states = try context.store.linkStates(appIDs: page.map(\.id))
-        return Wire.json(
+        return Wire.anyJSON(
             status: 200,
             [
                 "items": page.map { Self.appBody($0, states: states[$0.id] ?? []) },
@@ -260,7 +260,7 @@ struct AppHandlers: Sendable {
 
     private func appResponse(_ app: AppRecord, status: Int) throws -> HTTPResponse {
         let states = try context.store.linkStates(appIDs: [app.id])[app.id] ?? []
-        return Wire.json(status: status, Self.appBody(app, states: states))
+        return Wire.anyJSON(status: status, Self.appBody(app, states: states))
     }
 
     /// An app as the admin API shows it, with `link` summarising its states on every link domain:
@@ -358,7 +358,7 @@ struct AppHandlers: Sendable {
         }
         let aasa = try JSONSerialization.jsonObject(with: Data(generated.aasa))
         let assetLinks = try JSONSerialization.jsonObject(with: Data(generated.assetLinks))
-        return Wire.json(status: 200, ["appleAppSiteAssociation": aasa, "assetlinks": assetLinks])
+        return Wire.anyJSON(status: 200, ["appleAppSiteAssociation": aasa, "assetlinks": assetLinks])
     }
 
     // MARK: Serving
@@ -423,7 +423,7 @@ struct AppHandlers: Sendable {
             if Crypto.constantTimeEquals(Crypto.sha256(Array(published.utf8)), Crypto.sha256(Array(token.utf8))) {
                 _ = try context.store.markDomainVerified(
                     projectID: environment.projectID, domain: domain, hosted: nil, now: context.clock.now())
-                return Wire.json(status: 200, ["domain": domain, "verified": true])
+                return Wire.anyJSON(status: 200, ["domain": domain, "verified": true])
             }
             problem = "\(url) does not contain this domain's verification token"
         case .success(let response):

@@ -24,7 +24,7 @@ struct OperatorAdminHandlers: Sendable {
         guard let paging = Paging(request) else { return AdminHandlers.invalidField("limit", "must be a whole number from 1 to 100") }
         let rows = try context.store.projects(after: paging.cursor, limit: paging.limit + 1)
         let page = Array(rows.prefix(paging.limit))
-        return Wire.json(
+        return Wire.anyJSON(
             status: 200,
             [
                 "items": page.map { project in
@@ -48,7 +48,7 @@ struct OperatorAdminHandlers: Sendable {
         guard case .value(let raw) = body.string("email") else { return AdminHandlers.invalidField("email", "is required (a string)") }
         guard let email = EmailAddress(raw) else { return AdminHandlers.invalidField("email", "must be an email address") }
         let user = try context.store.user(emailNormalized: email.key)
-        return Wire.json(
+        return Wire.anyJSON(
             status: 200,
             [
                 "items": user.map { [["id": $0.id, "email": $0.email, "name": $0.name, "closed": $0.closed] as [String: Any]] } ?? [],

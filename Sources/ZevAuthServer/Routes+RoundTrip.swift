@@ -8,11 +8,11 @@ extension Routes {
         let exchange = ExchangeHandler(context: context)
         let admin = AdminHandlers(context: context)
         let sessions = SessionHandlers(context: context)
-        add("GET", "/healthz") { _, _ in Wire.json(status: 200, ["status": "ok"]) }
+        add("GET", "/healthz") { _, _ in Wire.anyJSON(status: 200, ["status": "ok"]) }
         add("GET", "/readyz") { _, _ in
             context.store.isReady()
-                ? Wire.json(status: 200, ["status": "ready"])
-                : Wire.json(status: 503, ["status": "unavailable", "error": "temporarily_unavailable"])
+                ? Wire.anyJSON(status: 200, ["status": "ready"])
+                : Wire.anyJSON(status: 503, ["status": "unavailable", "error": "temporarily_unavailable"])
         }
         add("GET", Pages.stylesheetPath) { _, _ in
             HTTPResponse(

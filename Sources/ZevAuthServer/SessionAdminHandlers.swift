@@ -43,7 +43,7 @@ struct SessionAdminHandlers: Sendable {
     func getSettings(_ request: HTTPRequest) throws -> HTTPResponse {
         switch try environment(request) {
         case .failure(let stop): return stop.response
-        case .success(let (environment, _)): return Wire.json(status: 200, Self.settingsBody(environment))
+        case .success(let (environment, _)): return Wire.anyJSON(status: 200, Self.settingsBody(environment))
         }
     }
 
@@ -82,7 +82,7 @@ struct SessionAdminHandlers: Sendable {
         guard let updated = try context.store.updateSessionSettings(environmentID: environment.id, update, now: context.clock.now()) else {
             return Wire.error(.notFound, "The environment no longer exists.", status: 404)
         }
-        return Wire.json(status: 200, Self.settingsBody(updated))
+        return Wire.anyJSON(status: 200, Self.settingsBody(updated))
     }
 
     // MARK: Secret keys
@@ -105,7 +105,7 @@ struct SessionAdminHandlers: Sendable {
         let secret = try Crypto.mintToken(prefix: environment.kind == "production" ? "sk_live_" : "sk_test_")
         let key = try context.store.addSecretKey(
             environmentID: environment.id, keyHash: Crypto.hexSHA256(secret), suffix: String(secret.suffix(4)), now: context.clock.now())
-        return Wire.json(
+        return Wire.anyJSON(
             status: 201, ["id": key.id, "secretKey": secret, "suffix": key.suffix, "createdAt": Wire.timestamp(key.createdAt)])
     }
 
@@ -122,7 +122,7 @@ struct SessionAdminHandlers: Sendable {
         let callingID = try context.store.secretKeyID(keyHash: keyHash)
         let items = try context.store.secretKeys(environmentID: environment.id, after: paging.cursor, limit: paging.limit + 1)
         let page = Array(items.prefix(paging.limit))
-        return Wire.json(
+        return Wire.anyJSON(
             status: 200,
             [
                 "items": page.map { Self.keyBody($0, current: $0.id == callingID) },

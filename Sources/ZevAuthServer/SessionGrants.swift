@@ -25,10 +25,10 @@ enum GrantResult {
         case (.limited(let seconds), _):
             return RateLimiter.tooManyRequestsJSON(retryAfterSeconds: seconds)
         case (.issued(let session, let accessToken, let refreshToken, let now), .zevAuth):
-            return Wire.json(
+            return Wire.anyJSON(
                 status: 200, ExchangeHandler.sessionBody(session, accessToken: accessToken, refreshToken: refreshToken, now: now))
         case (.issued(let session, let accessToken, let refreshToken, let now), .standard):
-            return Wire.json(
+            return Wire.anyJSON(
                 status: 200,
                 [
                     "access_token": accessToken, "token_type": "Bearer", "refresh_token": refreshToken,
@@ -40,7 +40,7 @@ enum GrantResult {
             return response
         case (.failed(let error), .standard(let endpoint)):
             let rfc = error.code.rfcCode(at: endpoint)
-            var response = Wire.json(
+            var response = Wire.anyJSON(
                 status: rfc.httpStatus, ["error": rfc.rawValue, "error_description": error.wireDescription(on: surface)])
             if rfc == .invalidClient { response.headers.set("WWW-Authenticate", "Bearer") }
             return response
@@ -111,7 +111,7 @@ struct SessionGrants: Sendable {
             return Wire.error(OAuthError(.invalidRequest, "The body must be a JSON object with \"token\" as a string."))
         }
         try revoke(token: token, environment: environment)
-        return Wire.json(status: 200, [String: Any]())
+        return Wire.anyJSON(status: 200, [String: Any]())
     }
 
     /// Ends the session that issued `token` when it is this environment's; anything else is ignored.

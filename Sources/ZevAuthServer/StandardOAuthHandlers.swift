@@ -17,7 +17,7 @@ struct StandardOAuthHandlers: Sendable {
     /// granted (docs/decisions.md).
     func metadata(_ request: HTTPRequest) -> HTTPResponse {
         let issuer = context.configuration.issuer
-        var response = Wire.json(
+        var response = Wire.anyJSON(
             status: 200,
             [
                 "issuer": issuer,
@@ -236,9 +236,9 @@ struct StandardOAuthHandlers: Sendable {
             let live = try context.store.introspect(
                 environmentID: environment.id, accessTokenHash: Crypto.hexSHA256(token), now: context.clock.now())
         else {
-            return Wire.json(status: 200, ["active": false])
+            return Wire.anyJSON(status: 200, ["active": false])
         }
-        return Wire.json(
+        return Wire.anyJSON(
             status: 200,
             [
                 "active": true, "client_id": live.clientID, "sub": live.userID, "sid": live.sessionID,

@@ -13,29 +13,41 @@ enum Wire {
         var response = json(
             status: error.status,
             [
-                "error": wireCode ?? error.code.rawValue,
-                "error_description": description ?? error.description,
-            ])
+                "error": .string(wireCode ?? error.code.rawValue),
+                "error_description": .string(description ?? error.description),
+            ] as JSONValue)
         for (name, value) in extraHeaders { response.headers.add(name, value) }
         return response
     }
 
     /// A JSON error for a code and a description, with the code's status.
     static func error(_ code: OAuthErrorCode, _ description: String, status: Int? = nil) -> HTTPResponse {
-        json(status: status ?? code.httpStatus, ["error": code.rawValue, "error_description": description])
+        json(status: status ?? code.httpStatus, ["error": .string(code.rawValue), "error_description": .string(description)] as JSONValue)
     }
 
-    /// A JSON response from any `JSONSerialization`-compatible value; `no-store` always (tokens and keys
-    /// travel in these bodies; RFC 6749 §5.1).
-    static func json(status: Int, _ value: Any) -> HTTPResponse {
-        let body =
-            (try? JSONSerialization.data(withJSONObject: value, options: [.sortedKeys, .withoutEscapingSlashes]))
-            ?? Data("{}".utf8)
+    /// A JSON response of a typed value, encoded in one pass by `JSONWriter`; `no-store` always (tokens and
+    /// keys travel in these bodies; RFC 6749 §5.1).
+    static func json(status: Int, _ value: some JSONEncodable) -> HTTPResponse {
+        jsonBytes(status: status, JSONWriter.encode(value))
+    }
+
+    /// A JSON response whose body is already encoded (a constant document encoded once).
+    static func jsonBytes(status: Int, _ body: [UInt8]) -> HTTPResponse {
         var headers = HTTPHeaders()
         headers.set("Content-Type", "application/json")
         headers.set("Cache-Control", "no-store")
         headers.set("Pragma", "no-cache")
-        return HTTPResponse(status: status, headers: headers, body: Array(body))
+        return HTTPResponse(status: status, headers: headers, body: body)
+    }
+
+    /// The old Foundation path, kept only while call sites move to `json(status:_:)` with typed values.
+    /// A value that fails to encode is a 500, never an empty object with the original status.
+    static func anyJSON(status: Int, _ value: Any) -> HTTPResponse {
+        guard let body = try? JSONSerialization.data(withJSONObject: value, options: [.sortedKeys, .withoutEscapingSlashes])
+        else {
+            return json(status: 500, ["error": "server_error", "error_description": "Something went wrong on our side."] as JSONValue)
+        }
+        return jsonBytes(status: status, Array(body))
     }
 
     /// A 303 See Other to `location` (RFC 9110 §15.4.4): the browser follows it with GET.
@@ -107,7 +119,7 @@ enum Wire {
 
     /// RFC 3339 UTC with seconds (`2026-11-30T11:16:16Z`).
     static func timestamp(_ date: Date) -> String {
-        date.formatted(Date.ISO8601FormatStyle(timeZone: TimeZone(identifier: "UTC")!))
+        Timestamp.rfc3339(secondsSinceEpoch: Int64(date.timeIntervalSince1970.rounded(.down)))
     }
 }
 

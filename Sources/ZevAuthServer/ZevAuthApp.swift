@@ -15,6 +15,14 @@ public struct ServerContext: Sendable {
     public let log: any LogSink
     /// Bounds request-triggered outbound fetches (shared by every copy of this context).
     public let outboundSlots: OutboundSlots
+    /// Fresh tokens and their digests (OpenSSL in production).
+    public let secrets: any Secrets
+    /// The round trip's and the sessions' store ports.
+    public let roundTrip: RoundTripPorts
+    /// Tenancy's, the mobile apps' and the association files' store ports.
+    public let tenancy: TenancyPorts
+    /// ZevID accounts' store ports.
+    public let accounts: AccountsPorts
 
     /// - Parameters:
     ///   - configuration: validated configuration.
@@ -32,6 +40,28 @@ public struct ServerContext: Sendable {
         self.passwordHasher = passwordHasher
         self.log = log
         self.outboundSlots = OutboundSlots()
+        self.secrets = OpenSSLSecrets()
+        self.roundTrip = RoundTripPorts(store)
+        self.tenancy = TenancyPorts(store)
+        self.accounts = AccountsPorts(store)
+    }
+
+    /// A context over explicit ports, e.g. fakes in tests; `store` remains for handlers not yet moved to ports.
+    public init(
+        configuration: ServerConfiguration, store: PostgresStore, roundTrip: RoundTripPorts, tenancy: TenancyPorts,
+        accounts: AccountsPorts, secrets: any Secrets = OpenSSLSecrets(), clock: any Clock = SystemClock(),
+        passwordHasher: PasswordHasher = PasswordHasher(), log: any LogSink = StandardErrorLog()
+    ) {
+        self.configuration = configuration
+        self.store = store
+        self.clock = clock
+        self.passwordHasher = passwordHasher
+        self.log = log
+        self.outboundSlots = OutboundSlots()
+        self.secrets = secrets
+        self.roundTrip = roundTrip
+        self.tenancy = tenancy
+        self.accounts = accounts
     }
 }
 
@@ -84,6 +114,14 @@ public struct ZevAuthApp: HTTPHandler {
     static func funnel(_ log: any LogSink, _ body: () throws -> HTTPResponse) -> HTTPResponse {
         do {
             return try body()
+        } catch let error as StoreUnavailable {
+            log.write("error store unavailable reason=\(error.reason)")
+            var response = Wire.error(.temporarilyUnavailable, "The service is briefly unavailable. Try again.", status: 503)
+            response.headers.set("Retry-After", "1")
+            return response
+        } catch StoreError.unstorableInput {
+            log.write("refused input sqlstate=22021")
+            return Wire.error(.invalidRequest, "The request holds a character no field accepts.", status: 400)
         } catch let error as PostgresError where error.sqlState == .characterNotInRepertoire {
             log.write("refused input sqlstate=\(error.sqlState?.rawValue ?? "-")")
             return Wire.error(.invalidRequest, "The request holds a character no field accepts.", status: 400)
@@ -115,7 +153,7 @@ struct SessionHandlers: Sendable {
             response.headers.set("WWW-Authenticate", "Bearer error=\"invalid_token\"")
             return response
         }
-        return Wire.json(
+        return Wire.anyJSON(
             status: 200,
             [
                 "session": [

@@ -1,0 +1,14 @@
+import Authorize
+import PostgresStore
+
+/// The store ports of ZevID accounts (users, browser sessions, TOTP, MFA challenges, connected apps): one existential per use case's
+/// protocol, so handlers can be tested in process with fakes (Tests/ZevAuthTesting).
+public struct AccountsPorts: Sendable {
+    /// No ports yet: handlers of this area still reach `ServerContext.store`.
+    public init() {}
+
+    /// Every port of this area backed by PostgreSQL.
+    public init(_ store: PostgresStore) {
+        self.init()
+    }
+}
