@@ -112,8 +112,9 @@ public final class HTTPServer: Sendable {
     /// Requests whose request line has arrived and whose response has not completed (for tests).
     var inFlightRequests: Int { context.inFlight.load(ordering: .sequentiallyConsistent) }
 
-    /// Connections libmicrohttpd has accepted and not yet closed (for tests).
-    var openConnections: Int { context.openConnections.load(ordering: .sequentiallyConsistent) }
+    /// Connections libmicrohttpd has accepted and not yet closed (the `zevauth_http_connections_open` gauge,
+    /// docs/operations.md, "Metrics").
+    public var openConnections: Int { context.openConnections.load(ordering: .sequentiallyConsistent) }
 
     /// Whether `shutdown` has begun (for tests).
     var isDraining: Bool { context.draining.load(ordering: .sequentiallyConsistent) }

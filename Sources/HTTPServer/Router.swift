@@ -19,11 +19,44 @@ public struct Router: HTTPHandler {
     private struct Route: Sendable {
         let method: String
         let pattern: String
+        /// The pattern's position in `templates`.
+        let templateIndex: Int
         let segments: [Segment]
         let handler: Handler
     }
 
     private var table: [Route] = []
+    /// Every distinct pattern, in the order first added.
+    public private(set) var templates: [String] = []
+
+    /// What the router found for one request: the matched route's template (its pattern, e.g.
+    /// `/v1/admin/apps/{id}`) when a route's path matched, and the answer, produced by `respond()`.
+    public struct Match: Sendable {
+        /// The pattern of the first route whose path matched (for a 405, that path's pattern); nil for 404.
+        public let template: String?
+        /// `template`'s position in `Router.templates`; nil for 404.
+        public let templateIndex: Int?
+        private let answer: Answer
+
+        fileprivate enum Answer: Sendable {
+            case route(Handler, HTTPRequest, [String: String])
+            case fixed(HTTPResponse)
+        }
+
+        fileprivate init(template: String?, templateIndex: Int?, answer: Answer) {
+            self.template = template
+            self.templateIndex = templateIndex
+            self.answer = answer
+        }
+
+        /// Runs the matched handler, or returns the 404/405 answer.
+        public func respond() -> HTTPResponse {
+            switch answer {
+            case .route(let handler, let request, let parameters): handler(request, parameters)
+            case .fixed(let response): response
+            }
+        }
+    }
 
     /// An empty router: every request gets 404.
     public init() {}
@@ -49,30 +82,48 @@ public struct Router: HTTPHandler {
             precondition(!name.isEmpty && names.insert(name).inserted, "bad parameter in route pattern \(pattern)")
             return .parameter(name)
         }
-        table.append(Route(method: method, pattern: pattern, segments: segments, handler: handler))
+        let templateIndex: Int
+        if let known = templates.firstIndex(of: pattern) {
+            templateIndex = known
+        } else {
+            templateIndex = templates.count
+            templates.append(pattern)
+        }
+        table.append(Route(method: method, pattern: pattern, templateIndex: templateIndex, segments: segments, handler: handler))
     }
 
     /// Dispatches `request` to the first route matching its method and path.
     public func handle(_ request: HTTPRequest) -> HTTPResponse {
+        match(request).respond()
+    }
+
+    /// Finds the first route matching `request`'s method and path, without running it, so a caller can
+    /// name the route (its template, never the raw path) in logs and metrics.
+    public func match(_ request: HTTPRequest) -> Match {
         let pathSegments = Self.split(request.path)
         var allowed: [String] = []
+        var pathMatch: Route?
         // HEAD is answered as GET (RFC 9110 §9.3.2); libmicrohttpd sends the headers without the body.
         let method = request.method == "HEAD" ? "GET" : request.method
         for route in table {
             guard let parameters = Self.match(route.segments, pathSegments) else { continue }
             if route.method == method {
-                return route.handler(request, parameters)
+                return Match(
+                    template: route.pattern, templateIndex: route.templateIndex, answer: .route(route.handler, request, parameters))
             }
+            if pathMatch == nil { pathMatch = route }
             if !allowed.contains(route.method) { allowed.append(route.method) }
             if route.method == "GET", !allowed.contains("HEAD") { allowed.append("HEAD") }
         }
-        if allowed.isEmpty {
-            return HTTPResponse.jsonError(status: 404, error: "not_found", description: "No resource at this path.")
+        guard let pathMatch else {
+            return Match(
+                template: nil, templateIndex: nil,
+                answer: .fixed(HTTPResponse.jsonError(status: 404, error: "not_found", description: "No resource at this path.")))
         }
         var response = HTTPResponse.jsonError(
             status: 405, error: "method_not_allowed", description: "This path does not support this method.")
         response.headers.set("Allow", allowed.sorted().joined(separator: ", "))
-        return response
+        return Match(template: pathMatch.pattern, templateIndex: pathMatch.templateIndex, answer: .fixed(response))
     }
 
     private static func split(_ path: String) -> [Substring] {

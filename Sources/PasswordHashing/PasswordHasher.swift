@@ -64,13 +64,15 @@ public struct PasswordHasher: Sendable {
         let length = argon2_encodedlen(
             iterations, memoryKiB, parallelism, UInt32(Self.saltBytes), UInt32(Self.hashBytes), Argon2_id)
         var encoded = [CChar](repeating: 0, count: length + 1)
-        let code = passwordBytes.withUnsafeBytes { pwd in
+        let code = HashesInFlight.tracking {
+            passwordBytes.withUnsafeBytes { pwd in
             salt.withUnsafeBytes { saltBuffer in
                 encoded.withUnsafeMutableBufferPointer { out in
                     argon2id_hash_encoded(
                         iterations, memoryKiB, parallelism, pwd.baseAddress, pwd.count,
                         saltBuffer.baseAddress, saltBuffer.count, Self.hashBytes, out.baseAddress, out.count)
                 }
+            }
             }
         }
         try Self.check(code)
@@ -90,8 +92,8 @@ public struct PasswordHasher: Sendable {
     public func verify(_ password: String, against encoded: String) throws -> Bool {
         var passwordBytes = try Self.bytes(of: password)
         defer { Self.wipe(&passwordBytes) }
-        let code = passwordBytes.withUnsafeBytes { pwd in
-            argon2id_verify(encoded, pwd.baseAddress, pwd.count)
+        let code = HashesInFlight.tracking {
+            passwordBytes.withUnsafeBytes { pwd in argon2id_verify(encoded, pwd.baseAddress, pwd.count) }
         }
         if code == ARGON2_VERIFY_MISMATCH.rawValue { return false }
         try Self.check(code)

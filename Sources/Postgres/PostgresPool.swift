@@ -18,6 +18,16 @@ public final class PostgresPool: Sendable {
     private let permits: DispatchSemaphore
     /// Open connections not currently lent out.
     private let idle = Mutex<[PostgresConnection]>([])
+    /// The most connections open at once.
+    private let size: Int
+    /// Connections lent out right now.
+    private let lent = Atomic<Int>(0)
+
+    /// The pool's state now (the `zevauth_db_pool_connections` gauge): open idle connections, connections
+    /// lent out, and the most that may be open. Read under the idle list's lock: for scrapes, not hot paths.
+    public var occupancy: (idle: Int, inUse: Int, size: Int) {
+        (idle.withLock { $0.count }, lent.load(ordering: .relaxed), size)
+    }
 
     /// Creates a pool; no connection is opened until the first use.
     /// - Parameters:
@@ -30,6 +40,7 @@ public final class PostgresPool: Sendable {
         self.url = url
         self.acquireTimeoutSeconds = acquireTimeoutSeconds
         self.permits = DispatchSemaphore(value: size)
+        self.size = size
     }
 
     /// Lends one connection to `body`, then takes it back.
@@ -43,6 +54,8 @@ public final class PostgresPool: Sendable {
     @discardableResult
     public func withConnection<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
         let connection = try acquire()
+        lent.wrappingAdd(1, ordering: .relaxed)
+        defer { lent.wrappingSubtract(1, ordering: .relaxed) }
         do {
             let value = try body(connection)
             release(connection, broken: false)

@@ -7,12 +7,13 @@ import Postgres
 /// - SQLSTATE 22021 (a value `text` cannot hold) → `StoreError.unstorableInput`;
 /// - anything else is rethrown as it is: a fault of the server, logged by kind and SQLSTATE only.
 public enum PostgresEdge {
-    /// Runs `body`, translating its `PostgresError`s as above; domain errors pass through unchanged.
+    /// Runs `body`, translating its `PostgresError`s as above; domain errors pass through unchanged. Its
+    /// duration and failure go to the installed `StatementObserver` (metrics), if any.
     /// - Throws: `StoreUnavailable`, `StoreError`, the domain errors `body` throws, or `PostgresError`
     ///   for a statement the server got wrong.
     public static func run<T>(_ body: () throws -> T) throws -> T {
         do {
-            return try body()
+            return try observed(body)
         } catch let error as PostgresError {
             throw translate(error)
         }

@@ -40,6 +40,12 @@ public struct ServerConfiguration: Sendable {
     public var linkChecks: Bool = true
     /// Rate-limit thresholds (`ZEVAUTH_RATE_*`; see `RateLimits` for the variables and defaults).
     public var rateLimits = RateLimits()
+    /// Log line format (`ZEVAUTH_LOG_FORMAT`, `json` or `text`): `serve` defaults to `json`, `zevauth dev`
+    /// to `text`; a configuration built in code (tests) starts as `text`.
+    public var logFormat: LogFormat = .text
+    /// Where the Prometheus metrics listener binds (`ZEVAUTH_METRICS_LISTEN`, `host:port` like
+    /// `ZEVAUTH_LISTEN`); nil (the default): no metrics listener.
+    public var metricsListen: (host: String, port: UInt16)?
 
     public init(databaseURL: String, issuer: String, operatorToken: String) {
         self.databaseURL = databaseURL
@@ -146,6 +152,12 @@ public enum ConfigurationLoader {
             .init(
                 variable: "ZEVAUTH_LINK_CHECKS", flag: "--link-checks", placeholder: "1|0",
                 help: "run the association-check scheduler and housekeeping (default on)"),
+            .init(
+                variable: "ZEVAUTH_LOG_FORMAT", flag: "--log-format", placeholder: "json|text",
+                help: "log lines as JSON objects or text (default json)", devNote: "default text"),
+            .init(
+                variable: "ZEVAUTH_METRICS_LISTEN", flag: "--metrics-listen", placeholder: "HOST:PORT",
+                help: "address of the Prometheus /metrics listener (default off)"),
         ]
         + RateLimits.variables.map {
             .init(
@@ -212,6 +224,7 @@ public enum ConfigurationLoader {
         if let listen = values["ZEVAUTH_LISTEN"] {
             (configuration.listenHost, configuration.listenPort) = try parseListen(listen)
         }
+        configuration.logFormat = .json
         try applyShared(values, to: &configuration)
         return configuration
     }
@@ -297,6 +310,19 @@ public enum ConfigurationLoader {
             }
         }
         configuration.rateLimits = try RateLimits.load(values, base: rateLimits)
+        if let text = values["ZEVAUTH_LOG_FORMAT"] {
+            guard let format = LogFormat(rawValue: text.lowercased()) else {
+                throw ConfigurationError(key: "ZEVAUTH_LOG_FORMAT", problem: "must be json or text")
+            }
+            configuration.logFormat = format
+        }
+        if let listen = values["ZEVAUTH_METRICS_LISTEN"], !listen.isEmpty {
+            do {
+                configuration.metricsListen = try parseListen(listen)
+            } catch let error as ConfigurationError {
+                throw ConfigurationError(key: "ZEVAUTH_METRICS_LISTEN", problem: error.problem)
+            }
+        }
     }
 
     /// The issuer must be an absolute `https` URL with no query or fragment, or `http` on a loopback host.

@@ -60,6 +60,7 @@ public enum ServerRunner {
             throw listenFailure(error)
         }
         context.log.write("listening on \(context.configuration.listenHost):\(server.port) issuer=\(context.configuration.issuer)")
+        let metricsServer = try startMetrics(context, publicServer: server)
         // The daily association checks run inside the server; leases let any number of instances share them.
         let scheduler = context.configuration.linkChecks ? LinkScheduler(context: context) : nil
         scheduler?.start()
@@ -68,7 +69,31 @@ public enum ServerRunner {
         context.log.write("signal \(signal): stopping; letting in-flight requests finish")
         scheduler?.stop()
         server.shutdown(gracePeriodSeconds: 10)
+        metricsServer?.shutdown(gracePeriodSeconds: 1)
         context.log.write("stopped")
+    }
+
+    /// Starts the metrics listener on `ZEVAUTH_METRICS_LISTEN` when it is set: its own `HTTPServer`
+    /// (two threads) answering only `GET /metrics`, so the public port never serves metrics. Counts
+    /// `publicServer`'s open connections in `zevauth_http_connections_open`.
+    /// - Returns: the listener, or nil when none is configured.
+    /// - Throws: `ConfigurationError` naming `ZEVAUTH_METRICS_LISTEN` when it cannot bind.
+    public static func startMetrics(_ context: ServerContext, publicServer: HTTPServer) throws -> HTTPServer? {
+        context.metrics.addOpenConnections { [publicServer] in publicServer.openConnections }
+        guard let listen = context.configuration.metricsListen else { return nil }
+        var http = HTTPServerConfiguration()
+        http.host = listen.host
+        http.port = listen.port
+        http.threadPoolSize = 2
+        let server: HTTPServer
+        do {
+            server = try HTTPServer(configuration: http, handler: MetricsEndpoint(metrics: context.metrics))
+        } catch let error as HTTPServerError {
+            let failure = listenFailure(error)
+            throw ConfigurationError(key: "ZEVAUTH_METRICS_LISTEN", problem: failure.problem)
+        }
+        context.log.write("metrics on \(listen.host):\(server.port)")
+        return server
     }
 
     /// Runs `work`, the first use of the database; a connection failure becomes the configuration error of
@@ -100,5 +125,17 @@ public enum ServerRunner {
                 problem: "the server could not listen on \(host) port \(port)"
                     + (code == 0 ? "" : " (\(String(cString: strerror(code))))"))
         }
+    }
+}
+
+extension Metrics {
+    /// The metrics of a context over `store`: the pool's occupancy read at each scrape, and the process's
+    /// statement observer (installed once) feeding the database histogram and error counts.
+    static func over(_ store: PostgresStore) -> Metrics {
+        PostgresEdge.observe(
+            with: StatementObserver { nanoseconds, failure in
+                DatabaseMetrics.shared.statement(nanoseconds: nanoseconds, failureKind: failure?.label)
+            })
+        return Metrics(poolOccupancy: { [store] in store.poolOccupancy })
     }
 }

@@ -23,13 +23,15 @@ public struct ServerContext: Sendable {
     public let tenancy: TenancyPorts
     /// ZevID accounts' store ports.
     public let accounts: AccountsPorts
+    /// The server's metrics, served on the metrics listener (docs/operations.md, "Metrics").
+    public let metrics: Metrics
 
     /// - Parameters:
     ///   - configuration: validated configuration.
     ///   - store: the PostgreSQL store (shared by any number of instances).
     ///   - clock: the source of "now" (tests inject a `ManualClock`).
     ///   - passwordHasher: Argon2id parameters (tests may use cheaper ones).
-    ///   - log: where log lines go.
+    ///   - log: where log lines go (wrapped in a `StructuredLog` of the configured format).
     public init(
         configuration: ServerConfiguration, store: PostgresStore, clock: any Clock = SystemClock(),
         passwordHasher: PasswordHasher = PasswordHasher(), log: any LogSink = StandardErrorLog()
@@ -38,7 +40,8 @@ public struct ServerContext: Sendable {
         self.store = store
         self.clock = clock
         self.passwordHasher = passwordHasher
-        self.log = log
+        self.log = StructuredLog(log, format: configuration.logFormat)
+        self.metrics = Metrics.over(store)
         self.outboundSlots = OutboundSlots()
         self.secrets = OpenSSLSecrets()
         self.roundTrip = RoundTripPorts(store)
@@ -56,7 +59,8 @@ public struct ServerContext: Sendable {
         self.store = store
         self.clock = clock
         self.passwordHasher = passwordHasher
-        self.log = log
+        self.log = StructuredLog(log, format: configuration.logFormat)
+        self.metrics = Metrics.over(store)
         self.outboundSlots = OutboundSlots()
         self.secrets = secrets
         self.roundTrip = roundTrip
@@ -70,6 +74,8 @@ public struct ServerContext: Sendable {
 public struct ZevAuthApp: HTTPHandler {
     public let context: ServerContext
     private let router: Router
+    /// This router's HTTP metrics (preallocated per route template; recorded without a lock).
+    private let httpMetrics: HTTPMetrics
 
     /// Builds the routes: each area registers its own (`Routes+*.swift`).
     public init(context: ServerContext) {
@@ -81,28 +87,31 @@ public struct ZevAuthApp: HTTPHandler {
         routes.registerAccounts()
         routes.registerOperator()
         self.router = routes.router
+        self.httpMetrics = context.metrics.httpTable(templates: routes.router.templates)
     }
 
     /// The registered routes (method, pattern), for the OpenAPI consistency test.
     public var routes: [(method: String, pattern: String)] { router.routes }
 
-    /// Answers one request and writes one access-log line: method, path (never the query: it carries
-    /// codes), status, duration in milliseconds.
+    /// Answers one request (docs/operations.md, "Logs" and "Request ids"): resolves its request id, runs the
+    /// matched route with that id as the thread's current request (so every line logged meanwhile carries
+    /// it), echoes it in `X-Request-Id` on every answer (404 and 405 included), writes one access line
+    /// (route template, never the raw target or query) and counts the request in the metrics.
     public func handle(_ request: HTTPRequest) -> HTTPResponse {
         let started = DispatchTime.now().uptimeNanoseconds
-        let response = router.handle(request)
-        let elapsed = Double(DispatchTime.now().uptimeNanoseconds - started) / 1_000_000
-        context.log.write("\(request.method) \(Self.loggablePath(request.path)) \(response.status) \(String(format: "%.1f", elapsed))ms")
+        let requestID = RequestID.of(request, configuration: context.configuration)
+        let match = router.match(request)
+        var response = CurrentRequest.with(requestID) { match.respond() }
+        let elapsed = Int(clamping: DispatchTime.now().uptimeNanoseconds &- started)
+        response.headers.set(RequestID.header, requestID)
+        let method = HTTPMethodLabel.index(request.method)
+        httpMetrics.record(route: httpMetrics.routeSlot(match.templateIndex), method: method, status: response.status, nanoseconds: elapsed)
+        context.log.access(
+            AccessRecord(
+                requestID: requestID, method: HTTPMethodLabel.all[method], route: match.template ?? AccessRecord.unmatchedRoute,
+                status: response.status, durationMilliseconds: Double(elapsed) / 1_000_000,
+                client: ClientAddress.of(request, configuration: context.configuration)))
         return response
-    }
-
-    /// The path with anything that is not a plain path character replaced, so a log line cannot be forged
-    /// or carry an arbitrary payload.
-    static func loggablePath(_ path: String) -> String {
-        String(
-            path.prefix(200).unicodeScalars.map { scalar -> Character in
-                scalar.isASCII && scalar.value >= 0x21 && scalar.value < 0x7F ? Character(scalar) : "?"
-            })
     }
 
     /// The one error funnel: a thrown error becomes 503 `temporarily_unavailable` when PostgreSQL is out of

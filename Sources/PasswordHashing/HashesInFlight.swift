@@ -1,0 +1,17 @@
+import Synchronization
+
+/// How many Argon2id computations (`PasswordHasher.hash`, `verify`, `verifyDummy`) run in this process right
+/// now: the `zevauth_password_hashes_in_flight` gauge (docs/operations.md, "Metrics"). One atomic, no lock.
+public enum HashesInFlight {
+    static let counter = Atomic<Int>(0)
+
+    /// The current count (0 or more).
+    public static var count: Int { counter.load(ordering: .relaxed) }
+
+    /// Counts `body` as one computation in flight while it runs.
+    static func tracking<T>(_ body: () throws -> T) rethrows -> T {
+        counter.wrappingAdd(1, ordering: .relaxed)
+        defer { counter.wrappingSubtract(1, ordering: .relaxed) }
+        return try body()
+    }
+}

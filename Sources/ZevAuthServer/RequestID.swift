@@ -1,0 +1,44 @@
+import HTTPServer
+
+/// The request id every response echoes in `X-Request-Id` and every log line of the request carries
+/// (docs/operations.md, "Request ids").
+public enum RequestID {
+    /// The header that carries it, both ways.
+    public static let header = "X-Request-Id"
+
+    /// The id of `request`: the proxy's `X-Request-Id` when the peer is a trusted proxy
+    /// (`ZEVAUTH_TRUSTED_PROXIES`) and it sent exactly one that `isAcceptable`, else a fresh one.
+    public static func of(_ request: HTTPRequest, configuration: ServerConfiguration) -> String {
+        resolve(peer: request.remoteAddress, sent: request.headers.values(header), trusted: configuration.trustedProxies)
+    }
+
+    /// The pure rule behind `of(_:configuration:)`: `sent` are the `X-Request-Id` values in order.
+    public static func resolve(peer: String, sent: [String], trusted: [String]) -> String {
+        if sent.count == 1, isAcceptable(sent[0]), trusted.contains(where: { $0.lowercased() == peer.lowercased() }) {
+            return sent[0]
+        }
+        return generate()
+    }
+
+    /// Whether `value` is 1–128 visible ASCII characters (`!` … `~`: no space, no control, nothing else).
+    public static func isAcceptable(_ value: String) -> Bool {
+        let bytes = value.utf8
+        return (1...128).contains(bytes.count) && bytes.allSatisfy { (0x21...0x7E).contains($0) }
+    }
+
+    /// 128 random bits from the system's generator (`getrandom`), as 32 lowercase hex digits: one id says
+    /// nothing about any other.
+    public static func generate() -> String {
+        var generator = SystemRandomNumberGenerator()
+        let digits = Array("0123456789abcdef".utf8)
+        var out = [UInt8](repeating: 0, count: 32)
+        for half in 0..<2 {
+            var bits = generator.next() as UInt64
+            for index in 0..<16 {
+                out[half * 16 + index] = digits[Int(bits & 0xF)]
+                bits >>= 4
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}
