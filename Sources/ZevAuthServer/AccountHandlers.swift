@@ -104,13 +104,16 @@ struct AccountHandlers: Sendable {
         let user: UserRecord
         switch try security.checkPassword(email: email, password: form["password"] ?? "", request: request) {
         case .limited(let seconds):
+            context.metrics.signIn(.password, .rateLimited)
             var response = AccountPages.signIn(
                 csrf: form["csrf"] ?? "", email: email, error: RateLimiter.pageMessage(retryAfterSeconds: seconds), status: 429)
             response.headers.set("Retry-After", String(seconds))
             return response
         case .wrong:
+            context.metrics.signIn(.password, .invalidCredentials)
             return AccountPages.signIn(csrf: form["csrf"] ?? "", email: email, error: SignInFlow.genericCredentialsMessage, status: 401)
         case .invalidEmail:
+            context.metrics.signIn(.password, .invalidRequest)
             return AccountPages.signIn(csrf: form["csrf"] ?? "", email: email, error: SignInFlow.invalidEmailMessage, status: 400)
         case .ok(let found):
             user = found
@@ -122,10 +125,12 @@ struct AccountHandlers: Sendable {
             let challenge = try store.createMFAChallenge(
                 userID: user.id, browserBindingHash: Crypto.hexSHA256(fresh.value), authorizationRequestID: nil, now: now,
                 lifetimeSeconds: AccountSecurity.mfaChallengeLifetimeSeconds)
+            context.metrics.signIn(.password, .mfaRequired)
             return Wire.seeOther("\(MFAFlow.path)?challenge=\(challenge)", cookies: [fresh.setCookie])
         }
         let token = try Crypto.mintToken(prefix: "zbs_")
         _ = try store.createBrowserSession(tokenHash: Crypto.hexSHA256(token), userID: user.id, now: now)
+        context.metrics.signIn(.password, .ok)
         return Wire.seeOther("/account", cookies: [sessionCookie(token), fresh.setCookie])
     }
 

@@ -13,6 +13,7 @@ struct AssociationChecker: Sendable {
     let fetcher: HTTPSFetcher
     /// The port association files are fetched from: 443, except in tests.
     let port: Int
+    let metrics: Metrics
 
     /// Apple's limit for the uncompressed AASA: 128 KB (docs/association.md#aasa-hosting).
     static let aasaCap = 131_072
@@ -33,6 +34,7 @@ struct AssociationChecker: Sendable {
         self.clock = context.clock
         self.fetcher = HTTPSFetcher(configuration: context.configuration.outbound)
         self.port = context.configuration.outboundPort
+        self.metrics = context.metrics
     }
 
     /// What fetching one file came to.
@@ -155,6 +157,7 @@ struct AssociationChecker: Sendable {
                     problems: state.problems, coveredPaths: before.coveredPaths)
             }
             states.append(state)
+            metrics.linkCheck(platform: subject.app.platform, result: state.status)
         }
         try store.recordCheck(
             PostgresStore.CheckRecord(

@@ -33,6 +33,7 @@ struct ExchangeHandler: Sendable {
         // Rows 1–2 failing: check the limit first with its own statement (a rare path).
         func limitedOr(_ answer: () throws -> HTTPResponse) throws -> HTTPResponse {
             if case .limited(let seconds) = try limiter.check(.exchangeFailuresPerAddress, key: address) {
+                context.metrics.exchange(.rateLimited)
                 return RateLimiter.tooManyRequestsJSON(retryAfterSeconds: seconds)
             }
             return try answer()
@@ -40,7 +41,7 @@ struct ExchangeHandler: Sendable {
         // Row 1: no publishable key. (An unknown one is found by the exchange statement itself, so the
         // common case is one statement; a malformed body needs the lookup first, to keep the order.)
         guard let publishableKey = Wire.bearer(request), publishableKey.hasPrefix("pk_") else {
-            return try limitedOr { invalidClient() }
+            return try limitedOr { context.metrics.exchange(.invalidClient); return invalidClient() }
         }
         // Row 2: strict JSON with string fields.
         guard let fields = Self.parse(request.body) else {
@@ -52,7 +53,11 @@ struct ExchangeHandler: Sendable {
 
     /// Row 2's answer, after row 1 is checked for a known key (a malformed body cannot reach the statement).
     private func invalidBody(publishableKey: String) throws -> HTTPResponse {
-        guard try context.store.environment(publishableKey: publishableKey) != nil else { return invalidClient() }
+        guard try context.store.environment(publishableKey: publishableKey) != nil else {
+            context.metrics.exchange(.invalidClient)
+            return invalidClient()
+        }
+        context.metrics.exchange(.invalidRequest)
         return Wire.error(
             OAuthError(
                 .invalidRequest,
@@ -79,10 +84,14 @@ struct ExchangeHandler: Sendable {
                 now: now, failureGate: gate?.stored))
         switch outcome {
         case .unknownClient:
+            context.metrics.exchange(.invalidClient)
             return .failed(GrantResult.invalidClient)
         case .rateLimited:
+            context.metrics.exchange(.rateLimited)
+            context.metrics.rateLimited(.exchangeFailuresPerAddress)
             return .limited(retryAfterSeconds: gate?.retryAfterSeconds ?? 1)
-        case .invalidGrant:
+        case .invalidGrant(let revokedReplay):
+            context.metrics.exchange(revokedReplay ? .replayRevoked : .invalidGrant)
             // Row 3: unknown, expired, used, or another environment's; the same answer for each (RFC 6749 §5.2).
             return .failed(OAuthError(.invalidGrant, "The authorization code is invalid, expired or already used."))
         case .consumed(let issuedRedirectURI, let challengeText, let session):
@@ -95,12 +104,15 @@ struct ExchangeHandler: Sendable {
                 verifier: fields.codeVerifier, challenge: challenge, sha256: Self.sha256,
                 constantTimeEquals: Self.constantTimeEquals)
             {
+                context.metrics.exchange(failure.code == .pkceVerificationFailed ? .pkceFailed : .redirectURIMismatch)
                 return .failed(failure)
             }
             guard let session else {
+                context.metrics.exchange(.invalidGrant)
                 // Rows 4–6 passed but no session was made: the account was closed in the meantime.
                 return .failed(OAuthError(.invalidGrant, "The account can no longer sign in."))
             }
+            context.metrics.exchange(.ok)
             return .issued(session, accessToken: accessToken, refreshToken: refreshToken, now: now)
         }
     }

@@ -66,12 +66,15 @@ struct MFAFlow: Sendable {
         }
         switch try AccountSecurity(context: context).verifySecondFactor(userID: loaded.challenge.userID, input: form["code"] ?? "") {
         case .limited(let seconds):
+            context.metrics.signIn(.secondFactor, .rateLimited)
             var response = page(RateLimiter.pageMessage(retryAfterSeconds: seconds), 429)
             response.headers.set("Retry-After", String(seconds))
             return response
         case .unavailable:
+            context.metrics.signIn(.secondFactor, .unavailable)
             return page("Two-step verification is not available right now. Try again later, or use a recovery code.", 503)
         case .rejected:
+            context.metrics.signIn(.secondFactor, .invalidCredentials)
             return page("That code is not right. Enter the current code from your app, or an unused recovery code.", 401)
         case .accepted:
             break
@@ -84,6 +87,7 @@ struct MFAFlow: Sendable {
             return Pages.error(status: 400, code: "invalid_request", message: "This sign-in has expired or was already completed.")
         }
         let cookie = context.setCookie(.session, token, maxAge: 90 * 86_400)
+        context.metrics.signIn(.secondFactor, .ok)
         if let requestID = loaded.challenge.authorizationRequestID {
             return Wire.seeOther("/v1/auth/zevid/consent?request=\(requestID)", cookies: [cookie])
         }

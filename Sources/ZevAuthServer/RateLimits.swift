@@ -94,12 +94,14 @@ public struct RateLimiter: Sendable {
     let store: PostgresStore
     let limits: RateLimits
     let clock: any Clock
+    let metrics: Metrics
 
     /// - Parameter context: the store, the configured thresholds and the injected clock.
     public init(context: ServerContext) {
         store = context.store
         limits = context.configuration.rateLimits
         clock = context.clock
+        metrics = context.metrics
     }
 
     func threshold(_ bucket: RateLimitBucket) -> Int {
@@ -126,6 +128,10 @@ public struct RateLimiter: Sendable {
     public func hit(_ bucket: RateLimitBucket, key: String) throws -> RateLimitDecision {
         let (start, remaining) = window()
         let count = try store.rateLimitHit(bucket: bucket.rawValue, key: key, windowStart: start)
+        // Failure buckets are hit after the answer, so they are counted where they refuse (`check`, the exchange).
+        if count > threshold(bucket), bucket != .exchangeFailuresPerAddress, bucket != .refreshFailuresPerAddress {
+            metrics.rateLimited(bucket)
+        }
         return count > threshold(bucket) ? .limited(retryAfterSeconds: remaining) : .allowed
     }
 
@@ -134,6 +140,7 @@ public struct RateLimiter: Sendable {
     public func check(_ bucket: RateLimitBucket, key: String) throws -> RateLimitDecision {
         let (start, remaining) = window()
         let count = try store.rateLimitCount(bucket: bucket.rawValue, key: key, windowStart: start)
+        if count >= threshold(bucket) { metrics.rateLimited(bucket) }
         return count >= threshold(bucket) ? .limited(retryAfterSeconds: remaining) : .allowed
     }
 
@@ -159,6 +166,7 @@ public struct RateLimiter: Sendable {
     ) throws -> HTTPResponse {
         let address = ClientAddress.of(request, configuration: configuration)
         if case .limited(let seconds) = try check(bucket, key: address) {
+            if bucket == .refreshFailuresPerAddress { metrics.refresh(.rateLimited) }
             return RateLimiter.tooManyRequestsJSON(retryAfterSeconds: seconds)
         }
         let response = try body()

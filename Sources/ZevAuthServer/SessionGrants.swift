@@ -67,10 +67,13 @@ struct SessionGrants: Sendable {
                 now: now))
         switch outcome {
         case .unknownClient:
+            context.metrics.refresh(.invalidClient)
             return .failed(GrantResult.invalidClient)
         case .unknownToken:
+            context.metrics.refresh(.invalidGrant)
             return .failed(OAuthError(.invalidGrant, "The refresh token is invalid."))
         case .ended(let revokedForReuse):
+            context.metrics.refresh(revokedForReuse ? .reuseRevoked : .ended)
             return .failed(
                 OAuthError(
                     .invalidGrant,
@@ -78,8 +81,10 @@ struct SessionGrants: Sendable {
                         ? "The refresh token was already used; the session has ended. Sign in again, and refresh single-flight."
                         : "The session has ended. Sign in again."))
         case .reauthenticationRequired:
+            context.metrics.refresh(.reauthenticationRequired)
             return .failed(OAuthError(.reauthenticationRequired, "The session has expired. Sign in again."))
         case .refreshed(let session):
+            context.metrics.refresh(.ok)
             return .issued(session, accessToken: accessToken, refreshToken: newRefreshToken, now: now)
         }
     }
@@ -88,12 +93,15 @@ struct SessionGrants: Sendable {
     /// Order as the exchange: 401 `invalid_client`, 400 `invalid_request`, then the grant.
     func handleRefresh(_ request: HTTPRequest) throws -> HTTPResponse {
         guard let publishableKey = Wire.bearer(request), publishableKey.hasPrefix("pk_") else {
+            context.metrics.refresh(.invalidClient)
             return GrantResult.failed(GrantResult.invalidClient).response(on: .zevAuth)
         }
         guard let body = JSONObjectBody(request.body), case .value(let token) = body.string("refreshToken") else {
             guard try context.store.environment(publishableKey: publishableKey) != nil else {
+                context.metrics.refresh(.invalidClient)
                 return GrantResult.failed(GrantResult.invalidClient).response(on: .zevAuth)
             }
+            context.metrics.refresh(.invalidRequest)
             return Wire.error(OAuthError(.invalidRequest, "The body must be a JSON object with \"refreshToken\" as a string."))
         }
         return try refresh(refreshToken: token, publishableKey: publishableKey).response(on: .zevAuth)

@@ -112,16 +112,19 @@ struct SignInFlow: Sendable {
         let user: UserRecord
         switch try AccountSecurity(context: context).checkPassword(email: email, password: form["password"] ?? "", request: request) {
         case .limited(let seconds):
+            context.metrics.signIn(.password, .rateLimited)
             var response = Pages.signIn(
                 requestID: pending.record.id, csrf: pending.csrf, appName: pending.environment.projectName,
                 email: email, error: RateLimiter.pageMessage(retryAfterSeconds: seconds), status: 429)
             response.headers.set("Retry-After", String(seconds))
             return response
         case .wrong:
+            context.metrics.signIn(.password, .invalidCredentials)
             return Pages.signIn(
                 requestID: pending.record.id, csrf: pending.csrf, appName: pending.environment.projectName,
                 email: email, error: Self.genericCredentialsMessage, status: 401)
         case .invalidEmail:
+            context.metrics.signIn(.password, .invalidRequest)
             return Pages.signIn(
                 requestID: pending.record.id, csrf: pending.csrf, appName: pending.environment.projectName,
                 email: email, error: Self.invalidEmailMessage, status: 400)
@@ -140,6 +143,7 @@ struct SignInFlow: Sendable {
             let challenge = try store.createMFAChallenge(
                 userID: user.id, browserBindingHash: freshHash, authorizationRequestID: pending.record.id,
                 now: context.clock.now(), lifetimeSeconds: AccountSecurity.mfaChallengeLifetimeSeconds)
+            context.metrics.signIn(.password, .mfaRequired)
             return Wire.seeOther("\(MFAFlow.path)?challenge=\(challenge)", cookies: [fresh.setCookie])
         }
         let token = try Crypto.mintToken(prefix: "zbs_")
@@ -148,6 +152,7 @@ struct SignInFlow: Sendable {
             requestID: pending.record.id, browserBindingHash: freshHash, browserSessionID: browserSessionID)
         // Persistent for the longest session window, so the person is recognised on the next sign-in.
         let cookie = context.setCookie(.session, token, maxAge: 90 * 86_400)
+        context.metrics.signIn(.password, .ok)
         return Wire.seeOther("/v1/auth/zevid/consent?request=\(pending.record.id)", cookies: [cookie, fresh.setCookie])
     }
 
