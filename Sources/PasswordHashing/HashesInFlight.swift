@@ -8,10 +8,9 @@ public enum HashesInFlight {
     /// The current count (0 or more).
     public static var count: Int { counter.load(ordering: .relaxed) }
 
-    /// Counts `body` as one computation in flight while it runs.
-    static func tracking<T>(_ body: () throws -> T) rethrows -> T {
-        counter.wrappingAdd(1, ordering: .relaxed)
-        defer { counter.wrappingSubtract(1, ordering: .relaxed) }
-        return try body()
-    }
+    /// One computation starts; pair with `leave()` (in a `defer`).
+    static func enter() { counter.wrappingAdd(1, ordering: .relaxed) }
+
+    /// One computation ends.
+    static func leave() { counter.wrappingSubtract(1, ordering: .relaxed) }
 }

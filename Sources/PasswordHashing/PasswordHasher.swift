@@ -58,21 +58,21 @@ public struct PasswordHasher: Sendable {
     /// - Throws: `PasswordHashingError.passwordTooLong`, `PasswordHashingError.argon2` for invalid
     ///   parameters or allocation failure, `Crypto.Failure` when the CSPRNG fails.
     public func hash(_ password: String) throws -> String {
+        HashesInFlight.enter()
+        defer { HashesInFlight.leave() }
         var passwordBytes = try Self.bytes(of: password)
         defer { Self.wipe(&passwordBytes) }
         let salt = try Crypto.randomBytes(Self.saltBytes)
         let length = argon2_encodedlen(
             iterations, memoryKiB, parallelism, UInt32(Self.saltBytes), UInt32(Self.hashBytes), Argon2_id)
         var encoded = [CChar](repeating: 0, count: length + 1)
-        let code = HashesInFlight.tracking {
-            passwordBytes.withUnsafeBytes { pwd in
+        let code = passwordBytes.withUnsafeBytes { pwd in
             salt.withUnsafeBytes { saltBuffer in
                 encoded.withUnsafeMutableBufferPointer { out in
                     argon2id_hash_encoded(
                         iterations, memoryKiB, parallelism, pwd.baseAddress, pwd.count,
                         saltBuffer.baseAddress, saltBuffer.count, Self.hashBytes, out.baseAddress, out.count)
                 }
-            }
             }
         }
         try Self.check(code)
@@ -90,10 +90,12 @@ public struct PasswordHasher: Sendable {
     /// - Throws: `PasswordHashingError.passwordTooLong`, or `PasswordHashingError.argon2` for a malformed
     ///   or non-Argon2id `encoded` (`ARGON2_DECODING_FAIL`) or any other libargon2 failure.
     public func verify(_ password: String, against encoded: String) throws -> Bool {
+        HashesInFlight.enter()
+        defer { HashesInFlight.leave() }
         var passwordBytes = try Self.bytes(of: password)
         defer { Self.wipe(&passwordBytes) }
-        let code = HashesInFlight.tracking {
-            passwordBytes.withUnsafeBytes { pwd in argon2id_verify(encoded, pwd.baseAddress, pwd.count) }
+        let code = passwordBytes.withUnsafeBytes { pwd in
+            argon2id_verify(encoded, pwd.baseAddress, pwd.count)
         }
         if code == ARGON2_VERIFY_MISMATCH.rawValue { return false }
         try Self.check(code)

@@ -41,7 +41,10 @@ struct ExchangeHandler: Sendable {
         // Row 1: no publishable key. (An unknown one is found by the exchange statement itself, so the
         // common case is one statement; a malformed body needs the lookup first, to keep the order.)
         guard let publishableKey = Wire.bearer(request), publishableKey.hasPrefix("pk_") else {
-            return try limitedOr { context.metrics.exchange(.invalidClient); return invalidClient() }
+            return try limitedOr {
+                context.metrics.exchange(.invalidClient)
+                return invalidClient()
+            }
         }
         // Row 2: strict JSON with string fields.
         guard let fields = Self.parse(request.body) else {

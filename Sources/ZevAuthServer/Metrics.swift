@@ -183,7 +183,8 @@ public final class HTTPMetrics: Sendable {
                 for status in Self.statusLabels.indices {
                     let value = requests.load((route * HTTPMethodLabel.all.count + method) * Self.statusLabels.count + status)
                     guard value > 0 else { continue }
-                    out += "zevauth_http_requests_total{route=\"\(Metrics.escape(routes[route]))\",method=\"\(HTTPMethodLabel.all[method])\","
+                    out +=
+                        "zevauth_http_requests_total{route=\"\(Metrics.escape(routes[route]))\",method=\"\(HTTPMethodLabel.all[method])\","
                     out += "status=\"\(Self.statusLabels[status])\"} \(value)\n"
                 }
             }
