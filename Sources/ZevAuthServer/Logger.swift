@@ -20,7 +20,9 @@ public protocol LogSink: Sendable {
 }
 
 extension LogSink {
+    /// A raw sink ignores the level: `message` as it is.
     public func write(_ message: String, level: LogLevel) { write(message) }
+    /// A raw sink writes the record's `text`.
     public func access(_ record: AccessRecord) { write(record.text) }
 }
 
@@ -75,6 +77,7 @@ public struct AccessRecord: Sendable {
 public struct StructuredLog: LogSink {
     /// Where finished lines go.
     public let sink: any LogSink
+    /// JSON objects or text lines.
     public let format: LogFormat
 
     /// - Parameters:

@@ -288,9 +288,13 @@ public final class Metrics: Sendable {
 
     // MARK: Recording (one line at the point the outcome is known)
 
+    /// Counts one exchange's outcome (`zevauth_exchanges_total`).
     public func exchange(_ outcome: ExchangeOutcome) { exchanges.increment(outcome.rawValue) }
+    /// Counts one refresh's outcome (`zevauth_refreshes_total`).
     public func refresh(_ outcome: RefreshOutcome) { refreshes.increment(outcome.rawValue) }
+    /// Counts one sign-in step (`zevauth_sign_ins_total`).
     public func signIn(_ method: SignInMethod, _ outcome: SignInOutcome) { signIns.increment(method.rawValue, outcome.rawValue) }
+    /// Counts one request refused by `limit` (`zevauth_rate_limited_total`).
     public func rateLimited(_ limit: RateLimitBucket) {
         rateLimited.increment(RateLimitBucket.allCases.firstIndex(of: limit) ?? 0)
     }

@@ -57,6 +57,7 @@ public struct MetricsEndpoint: HTTPHandler {
     let metrics: Metrics
     private let router: Router
 
+    /// The endpoint over `metrics`, rendered afresh at each request.
     public init(metrics: Metrics) {
         self.metrics = metrics
         var router = Router()
@@ -69,5 +70,6 @@ public struct MetricsEndpoint: HTTPHandler {
         self.router = router
     }
 
+    /// `GET /metrics` → 200 with the exposition; another path 404, another method on it 405.
     public func handle(_ request: HTTPRequest) -> HTTPResponse { router.handle(request) }
 }
