@@ -62,7 +62,7 @@ let package = Package(
         .testTarget(name: "FetchTests", dependencies: ["Fetch"], exclude: ["https_server.py"]),
         .testTarget(name: "ConformanceTests", dependencies: ["Conformance", "Fetch", "HTTPServer", "ZevAuthTesting", "ZevAuthServer"]),
         .testTarget(name: "AdminCLITests", dependencies: ["AdminCLI", "Fetch", "HTTPServer", "ZevAuthTesting", "ZevAuthServer"]),
-        .testTarget(name: "PostgresTests", dependencies: ["Postgres", "ZevAuthTesting"]),
+        .testTarget(name: "PostgresTests", dependencies: ["Postgres", "PostgresStore", "ZevAuthTesting"]),
         .testTarget(
             name: "ZevAuthServerTests",
             dependencies: [
