@@ -55,7 +55,7 @@ let package = Package(
             path: "Tests/ZevAuthTesting"),
         .testTarget(name: "EncodingTests", dependencies: ["Encoding"]),
         .testTarget(name: "PKCETests", dependencies: ["PKCE", "Crypto"]),
-        .testTarget(name: "CryptoTests", dependencies: ["Crypto", "PasswordHashing"]),
+        .testTarget(name: "CryptoTests", dependencies: ["Crypto", "PasswordHashing", "CArgon2"]),
         .testTarget(name: "AuthorizeTests", dependencies: ["Authorize", "PKCE"]),
         .testTarget(name: "AssociationTests", dependencies: ["Association", "Encoding"], exclude: ["Golden", "RealFiles"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
