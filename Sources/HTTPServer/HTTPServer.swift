@@ -78,6 +78,10 @@ public final class HTTPServer: Sendable {
         // Stops at once if `shutdown` was never called; MHD_stop_daemon joins the workers before `context`
         // is released.
         if let handle = daemon.withLock({ $0.take() }) {
+            // As in `shutdown`: no connection may still be suspended on a WorkQueue.
+            while context.suspended.load(ordering: .sequentiallyConsistent) > 0 {
+                usleep(1_000)
+            }
             MHD_stop_daemon(handle.pointer)
         }
     }

@@ -66,9 +66,10 @@ public struct Router: HTTPHandler {
         guard !queued.isEmpty else { return .inline }
         let pathSegments = Self.split(request.path)
         let method = request.method == "HEAD" ? "GET" : request.method
-        // The first route matching method and path wins in `handle(_:)`; it is queued only if it is the
-        // first such route of the whole table.
-        guard let route = table.first(where: { $0.method == method && Self.match($0.segments, pathSegments) != nil })
+        // Most requests match no queued route: only the few queued routes are tried first. One that matches
+        // decides only if it is also the first match of the whole table, as in `handle(_:)`.
+        guard queued.contains(where: { $0.method == method && Self.match($0.segments, pathSegments) != nil }),
+            let route = table.first(where: { $0.method == method && Self.match($0.segments, pathSegments) != nil })
         else { return .inline }
         return route.placement
     }

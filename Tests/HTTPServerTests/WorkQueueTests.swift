@@ -41,6 +41,18 @@ struct WorkQueueTests {
             return
         }
         #expect(found === queue)
+        // An earlier inline route that matches wins over a later queued one, as in `handle(_:)`.
+        var shadowed = Router()
+        shadowed.add("GET", "/items/me") { _, _ in HTTPResponse(status: 200) }
+        shadowed.add("GET", "/items/{id}", placement: .queue(queue)) { _, _ in HTTPResponse(status: 200) }
+        guard case .inline = shadowed.placement(for: HTTPRequest(method: "GET", path: "/items/me")) else {
+            Issue.record("GET /items/me should run inline")
+            return
+        }
+        guard case .queue = shadowed.placement(for: HTTPRequest(method: "GET", path: "/items/42")) else {
+            Issue.record("GET /items/42 should be queued")
+            return
+        }
         for (method, path) in [("GET", "/fast"), ("POST", "/slow"), ("GET", "/nowhere")] {
             guard case .inline = router.placement(for: HTTPRequest(method: method, path: path)) else {
                 Issue.record("\(method) \(path) should run inline")
