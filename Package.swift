@@ -55,14 +55,14 @@ let package = Package(
             path: "Tests/ZevAuthTesting"),
         .testTarget(name: "EncodingTests", dependencies: ["Encoding"]),
         .testTarget(name: "PKCETests", dependencies: ["PKCE", "Crypto"]),
-        .testTarget(name: "CryptoTests", dependencies: ["Crypto", "PasswordHashing"]),
+        .testTarget(name: "CryptoTests", dependencies: ["Crypto", "PasswordHashing", "CArgon2"]),
         .testTarget(name: "AuthorizeTests", dependencies: ["Authorize", "PKCE"]),
         .testTarget(name: "AssociationTests", dependencies: ["Association", "Encoding"], exclude: ["Golden", "RealFiles"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
         .testTarget(name: "FetchTests", dependencies: ["Fetch"], exclude: ["https_server.py"]),
         .testTarget(name: "ConformanceTests", dependencies: ["Conformance", "Fetch", "HTTPServer", "ZevAuthTesting", "ZevAuthServer"]),
         .testTarget(name: "AdminCLITests", dependencies: ["AdminCLI", "Fetch", "HTTPServer", "ZevAuthTesting", "ZevAuthServer"]),
-        .testTarget(name: "PostgresTests", dependencies: ["Postgres", "ZevAuthTesting"]),
+        .testTarget(name: "PostgresTests", dependencies: ["Postgres", "PostgresStore", "ZevAuthTesting"]),
         .testTarget(
             name: "ZevAuthServerTests",
             dependencies: [

@@ -26,6 +26,9 @@ final class ServerContext: Sendable {
     let openConnections = Atomic<Int>(0)
     /// Set by `shutdown`: responses then carry `Connection: close`.
     let draining = Atomic<Bool>(false)
+    /// Connections suspended while their handler runs on a `WorkQueue` and not yet resumed; the daemon
+    /// must not stop while any is (`MHD_suspend_connection`).
+    let suspended = Atomic<Int>(0)
 
     init(handler: any HTTPHandler, maxBodyBytes: Int) {
         self.handler = handler
@@ -56,7 +59,10 @@ final class ConnectionState {
 /// One request's state. Only the worker thread that owns the connection touches it, one callback at a time.
 final class RequestState {
     enum Phase {
-        case headers, body, answered
+        case headers, body
+        /// The handler runs on a `WorkQueue`; the connection is suspended until the response is ready.
+        case suspended(PendingResponse)
+        case answered
     }
 
     /// The request target exactly as sent (path, query, anything else).
@@ -171,10 +177,46 @@ let accessHandler: MHD_AccessHandlerCallback = {
             method: String(cString: method), path: path, rawQuery: query, headers: state.headers, body: state.body,
             remoteAddress: remoteAddress(of: connection))
         state.body = []
-        return queue(server.handler.handle(request), on: connection, server: server)
+        switch server.handler.placement(for: request) {
+        case .inline:
+            return queue(server.handler.handle(request), on: connection, server: server)
+        case .queue(let workQueue):
+            guard workQueue.reserve() else { return queue(Framing.queueFull, on: connection, server: server) }
+            // Suspend before the job can exist, so its resume always finds the connection suspended.
+            let pending = PendingResponse()
+            state.phase = .suspended(pending)
+            server.suspended.add(1, ordering: .sequentiallyConsistent)
+            MHD_suspend_connection(connection)
+            let handler = server.handler
+            let suspended = SuspendedConnection(pointer: connection)
+            workQueue.run(reserved: { [server] in
+                pending.response = handler.handle(request)
+                // libmicrohttpd calls the access handler again on the connection's worker, which sends it.
+                MHD_resume_connection(suspended.pointer)
+                server.suspended.subtract(1, ordering: .sequentiallyConsistent)
+            })
+            return .YES
+        }
+    case .suspended(let pending):
+        // The call after MHD_resume_connection: the queued handler's response is ready.
+        state.phase = .answered
+        return queue(pending.response ?? Framing.serverError, on: connection, server: server)
     case .answered:
         return .YES
     }
+}
+
+/// A response computed on a `WorkQueue` thread for a suspended connection. Written once by that thread
+/// before `MHD_resume_connection`, read by the connection's worker after it (libmicrohttpd's resume
+/// takes a mutex both sides pass through, which orders the two).
+final class PendingResponse: @unchecked Sendable {
+    var response: HTTPResponse?
+}
+
+/// The `MHD_Connection *` of a suspended connection, handed to the work-queue thread that resumes it.
+/// libmicrohttpd allows `MHD_resume_connection` from any thread.
+private struct SuspendedConnection: @unchecked Sendable {
+    let pointer: OpaquePointer
 }
 
 /// Hands `response` to libmicrohttpd, which copies the body. A response that cannot be sent as given

@@ -126,6 +126,16 @@ enum Framing {
     static let serverError = HTTPResponse.jsonError(
         status: 500, error: "server_error", description: "The server could not produce a valid response.")
 
+    /// The 503 sent at once when a request's `WorkQueue` is full (RFC 9110 §15.6.4, `Retry-After` §10.2.3):
+    /// the client may try again a second later (docs/operations.md, "Work queues").
+    static let queueFull: HTTPResponse = {
+        var response = HTTPResponse.jsonError(
+            status: 503, error: "temporarily_unavailable",
+            description: "The server is busy; try again in a moment.")
+        response.headers.add("Retry-After", "1")
+        return response
+    }()
+
     /// RFC 9110 §5.6.2 token: one or more tchar.
     static func isToken(_ text: String) -> Bool {
         !text.isEmpty

@@ -83,9 +83,19 @@ public struct HTTPResponse: Sendable {
 }
 
 /// Something that answers requests. Called on one of the server's worker threads, possibly on several at
-/// once; it may block (libpq, Argon2), which holds up the other connections of that worker, so size
-/// `HTTPServerConfiguration.threadPoolSize` accordingly (docs/decisions.md#libmicrohttpd).
+/// once, or on a `WorkQueue`'s thread when `placement(for:)` says so. A handler that blocks on an HTTP
+/// worker holds up the other connections of that worker, so slow work (Argon2id, outbound HTTPS) declares
+/// a queue (docs/decisions.md, "Slow work leaves the HTTP workers").
 public protocol HTTPHandler: Sendable {
     /// Answers `request`. The HTTP layer has already enforced framing and the body size limit.
     func handle(_ request: HTTPRequest) -> HTTPResponse
+
+    /// Where `handle(_:)` runs for `request`; decided on the HTTP worker, so it must be quick. The default
+    /// is `.inline`.
+    func placement(for request: HTTPRequest) -> Placement
+}
+
+extension HTTPHandler {
+    /// Every request runs inline on its HTTP worker.
+    public func placement(for request: HTTPRequest) -> Placement { .inline }
 }

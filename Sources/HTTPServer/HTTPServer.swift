@@ -32,7 +32,10 @@ public final class HTTPServer: Sendable {
         let context = ServerContext(handler: handler, maxBodyBytes: configuration.maxBodyBytes)
         let contextPointer = Unmanaged.passUnretained(context).toOpaque()
         // MHD_USE_ITC is required for MHD_quiesce_daemon in thread-pool mode (microhttpd.h).
-        var flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue | MHD_USE_ITC.rawValue
+        // MHD_ALLOW_SUSPEND_RESUME lets a request whose handler runs on a WorkQueue suspend its connection.
+        var flags =
+            MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue | MHD_USE_ITC.rawValue
+            | MHD_ALLOW_SUSPEND_RESUME.rawValue
         if address.isIPv6 { flags |= MHD_USE_IPv6.rawValue }
         let started: OpaquePointer? = address.withSockaddr { sockaddrPointer in
             var options: [MHD_OptionItem] = [
@@ -75,6 +78,10 @@ public final class HTTPServer: Sendable {
         // Stops at once if `shutdown` was never called; MHD_stop_daemon joins the workers before `context`
         // is released.
         if let handle = daemon.withLock({ $0.take() }) {
+            // As in `shutdown`: no connection may still be suspended on a WorkQueue.
+            while context.suspended.load(ordering: .sequentiallyConsistent) > 0 {
+                usleep(1_000)
+            }
             MHD_stop_daemon(handle.pointer)
         }
     }
@@ -103,13 +110,20 @@ public final class HTTPServer: Sendable {
         while context.inFlight.load(ordering: .sequentiallyConsistent) > 0 && ContinuousClock.now < deadline {
             usleep(5_000)
         }
+        // A request whose handler runs on a WorkQueue keeps its connection suspended, and libmicrohttpd must
+        // not stop with a suspended connection: wait for those handlers even past the grace period, as for
+        // a handler running on a worker (whose thread MHD_stop_daemon joins).
+        while context.suspended.load(ordering: .sequentiallyConsistent) > 0 {
+            usleep(1_000)
+        }
         MHD_stop_daemon(handle.pointer)
         if listenSocket != MHD_INVALID_SOCKET {
             close(listenSocket)
         }
     }
 
-    /// Requests whose request line has arrived and whose response has not completed (for tests).
+    /// Requests whose request line has arrived and whose response has not completed, including those whose
+    /// handler runs on a `WorkQueue` (for tests).
     var inFlightRequests: Int { context.inFlight.load(ordering: .sequentiallyConsistent) }
 
     /// Connections libmicrohttpd has accepted and not yet closed (the `zevauth_http_connections_open` gauge,

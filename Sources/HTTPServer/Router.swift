@@ -23,6 +23,7 @@ public struct Router: HTTPHandler {
         let templateIndex: Int
         let segments: [Segment]
         let handler: Handler
+        let placement: Placement
     }
 
     private var table: [Route] = []
@@ -58,6 +59,9 @@ public struct Router: HTTPHandler {
         }
     }
 
+    /// The routes whose placement is not `.inline`, the only ones `placement(for:)` looks at.
+    private var queued: [Route] = []
+
     /// An empty router: every request gets 404.
     public init() {}
 
@@ -70,10 +74,13 @@ public struct Router: HTTPHandler {
     /// - Parameters:
     ///   - method: the exact method, e.g. "GET" (methods are case-sensitive, RFC 9110 §9.1).
     ///   - pattern: an absolute path pattern; `{name}` as a whole segment declares a parameter.
+    ///   - placement: where the handler runs (`HTTPHandler.placement(for:)`); default `.inline`.
     ///   - handler: called with the request and the decoded parameters.
     /// - Precondition: the pattern starts with "/" and parameter names are non-empty and unique; a bad
     ///   pattern is a wiring mistake and stops the program at start-up.
-    public mutating func add(_ method: String, _ pattern: String, _ handler: @escaping Handler) {
+    public mutating func add(
+        _ method: String, _ pattern: String, placement: Placement = .inline, _ handler: @escaping Handler
+    ) {
         precondition(pattern.hasPrefix("/"), "route pattern must start with /: \(pattern)")
         var names = Set<String>()
         let segments = Self.split(pattern).map { text -> Segment in
@@ -89,7 +96,25 @@ public struct Router: HTTPHandler {
             templateIndex = templates.count
             templates.append(pattern)
         }
-        table.append(Route(method: method, pattern: pattern, templateIndex: templateIndex, segments: segments, handler: handler))
+        let route = Route(
+            method: method, pattern: pattern, templateIndex: templateIndex, segments: segments, handler: handler,
+            placement: placement)
+        table.append(route)
+        if case .queue = placement { queued.append(route) }
+    }
+
+    /// The placement of the route `handle(_:)` would dispatch `request` to; `.inline` for every other
+    /// request (including 404 and 405 answers).
+    public func placement(for request: HTTPRequest) -> Placement {
+        guard !queued.isEmpty else { return .inline }
+        let pathSegments = Self.split(request.path)
+        let method = request.method == "HEAD" ? "GET" : request.method
+        // Most requests match no queued route: only the few queued routes are tried first. One that matches
+        // decides only if it is also the first match of the whole table, as in `handle(_:)`.
+        guard queued.contains(where: { $0.method == method && Self.match($0.segments, pathSegments) != nil }),
+            let route = table.first(where: { $0.method == method && Self.match($0.segments, pathSegments) != nil })
+        else { return .inline }
+        return route.placement
     }
 
     /// Dispatches `request` to the first route matching its method and path.

@@ -1,67 +1,141 @@
 import Dispatch
+import Glibc
 import Synchronization
 
-/// A fixed-size pool of `PostgresConnection`s, safe to share between threads.
+/// A fixed-size pool of `PostgresConnection`s, safe to share between threads, whose hot path takes no
+/// shared lock (docs/decisions.md, "The connection pool: one connection per thread").
 ///
-/// Connections are opened lazily, up to `size`. A caller waits at most the acquire timeout for a free one.
-/// A connection that is found broken — `PQstatus` bad, a connection-class error (SQLSTATE class `08`,
-/// `57P01`…`57P03`), or a backend that died while the connection sat idle — is discarded, and the next
-/// caller gets a fresh one. Nothing is retried automatically: re-running a statement that may have been
-/// executed is the caller's decision.
+/// Two kinds of connection make up `size`:
+/// - **Dedicated** (`size - sharedConnections`): the first threads to use the pool each claim one for
+///   themselves, kept in a thread-specific slot (`pthread_getspecific`) and reached without a lock or a
+///   wait. The server's threads are long-lived and fixed in number (the HTTP workers, the work-queue
+///   threads), so sizing the pool for them gives each its own connection. A thread's slot returns to the
+///   pool when the thread exits.
+/// - **Shared** (`sharedConnections`): every other use — threads that found no dedicated slot free, and a
+///   second `withConnection` nested inside the first on one thread — waits at most the acquire timeout for
+///   one of these (`PostgresError.Kind.poolTimeout`).
+///
+/// Health is checked in the background, not per statement: a thread checks every idle connection every
+/// `healthCheckIntervalSeconds` (a `poll()` on its socket, no round trip) and discards the dead ones, and a
+/// connection that sat idle longer than that interval is checked the same way when it is next lent out. A
+/// connection that fails with a connection-class error (`PostgresError.Kind.connection`) is discarded and
+/// a fresh one is opened on the next use. Nothing is retried automatically: re-running a statement that
+/// may have been executed is the caller's decision.
 ///
 /// Opening a connection blocks the caller; over TCP, put `connect_timeout=<seconds>` in the URL so an
 /// unreachable server cannot hold a caller for the kernel's TCP timeout.
 public final class PostgresPool: Sendable {
+    /// The most connections open at once.
+    public let size: Int
+    /// How many of `size` are shared rather than dedicated to a thread.
+    public let sharedConnections: Int
+
     private let url: String
     private let acquireTimeoutSeconds: Double
-    /// One permit per connection that may be in use; waiting on it is how callers queue.
-    private let permits: DispatchSemaphore
-    /// Open connections not currently lent out.
-    private let idle = Mutex<[PostgresConnection]>([])
-    /// The most connections open at once.
-    private let size: Int
-    /// Connections lent out right now.
+    private let healthCheckNanoseconds: UInt64
+    /// Dedicated connections that threads may still claim.
+    private let unclaimedDedicated: Atomic<Int>
+    /// One permit per shared connection that may be in use; waiting on it is how shared callers queue.
+    private let sharedPermits: DispatchSemaphore
+    /// Open shared connections not currently lent out, with when each came back.
+    private let sharedIdle = Mutex<[IdleConnection]>([])
+    /// Every thread's dedicated slot, for the health checker and for closing at `deinit`. Touched when a
+    /// thread claims or gives back a slot and by the checker, never when a connection is lent.
+    private let slots = Mutex<[ObjectIdentifier: DedicatedSlot]>([:])
+    /// The thread-specific key whose value is the calling thread's `DedicatedSlot` (retained).
+    private let key: ThreadKey
+    /// Signalled at `deinit` to stop the health checker.
+    private let stopChecker = DispatchSemaphore(value: 0)
+    /// Connections lent out right now (one relaxed atomic add each way; read only by scrapes).
     private let lent = Atomic<Int>(0)
 
-    /// The pool's state now (the `zevauth_db_pool_connections` gauge): open idle connections, connections
-    /// lent out, and the most that may be open. Read under the idle list's lock: for scrapes, not hot paths.
+    /// The pool's state now (the `zevauth_db_pool_connections` gauge): open connections not lent out,
+    /// connections lent out, and the most that may be open. Takes the slot and idle-list locks: for
+    /// scrapes, never for hot paths.
     public var occupancy: (idle: Int, inUse: Int, size: Int) {
-        (idle.withLock { $0.count }, lent.load(ordering: .relaxed), size)
+        let inUse = lent.load(ordering: .relaxed)
+        let open = slots.withLock { $0.values.filter { $0.connection != nil }.count } + sharedIdle.withLock { $0.count }
+        return (max(0, open - inUse), inUse, size)
     }
 
     /// Creates a pool; no connection is opened until the first use.
     /// - Parameters:
     ///   - url: A libpq connection string or URI (never included in errors).
     ///   - size: The most connections open at once; at least 1.
-    ///   - acquireTimeoutSeconds: How long, in seconds, a caller waits for a free connection before
+    ///   - sharedConnections: How many of them are shared by threads without a dedicated one (at least 1,
+    ///     at most `size`; default 2, or `size` when smaller); the other `size - sharedConnections` go one
+    ///     to a thread.
+    ///   - acquireTimeoutSeconds: How long, in seconds, a caller waits for a shared connection before
     ///     `PostgresError.Kind.poolTimeout`.
-    public init(url: String, size: Int = 10, acquireTimeoutSeconds: Double = 5) {
+    ///   - healthCheckIntervalSeconds: How often, in seconds, idle connections are checked in the background
+    ///     (default 5).
+    public init(
+        url: String, size: Int = 10, sharedConnections: Int = 2, acquireTimeoutSeconds: Double = 5,
+        healthCheckIntervalSeconds: Double = 5
+    ) {
         precondition(size >= 1, "a PostgresPool needs at least one connection")
         self.url = url
-        self.acquireTimeoutSeconds = acquireTimeoutSeconds
-        self.permits = DispatchSemaphore(value: size)
         self.size = size
+        self.sharedConnections = min(size, max(1, sharedConnections))
+        self.acquireTimeoutSeconds = acquireTimeoutSeconds
+        let interval = healthCheckIntervalSeconds.isFinite ? min(max(healthCheckIntervalSeconds, 0.01), 3600) : 5
+        self.healthCheckNanoseconds = UInt64(interval * 1e9)
+        self.unclaimedDedicated = Atomic(size - self.sharedConnections)
+        self.sharedPermits = DispatchSemaphore(value: self.sharedConnections)
+        self.key = ThreadKey()
+        startHealthChecker(interval: interval)
+    }
+
+    deinit {
+        stopChecker.signal()
+        // Threads still holding a slot keep only the empty slot object; its connection closes here.
+        for slot in slots.withLock({ Array($0.values) }) {
+            slot.connection = nil
+        }
+        key.delete()
     }
 
     /// Lends one connection to `body`, then takes it back.
     ///
     /// Do not keep the connection after `body` returns. A transaction left open by `body` is rolled back
-    /// when the connection comes back.
+    /// when the connection comes back. On a thread with a dedicated connection this takes no lock and does
+    /// not wait; otherwise it waits at most the acquire timeout for a shared one.
     /// - Parameter body: Work on the connection; runs on the calling thread.
     /// - Returns: What `body` returns.
     /// - Throws: `PostgresError` (`.poolTimeout` when no connection is free in time, `.connection` when one
     ///   cannot be opened), or whatever `body` throws.
     @discardableResult
     public func withConnection<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
-        let connection = try acquire()
         lent.wrappingAdd(1, ordering: .relaxed)
         defer { lent.wrappingSubtract(1, ordering: .relaxed) }
+        if let slot = dedicatedSlot(), slot.take() {
+            defer { slot.state.store(DedicatedSlot.idle, ordering: .releasing) }
+            let connection: PostgresConnection
+            if let existing = slot.connection, isUsable(existing, idleSince: slot.idleSince) {
+                connection = existing
+            } else {
+                slot.connection = nil
+                connection = try PostgresConnection(url: url)
+                slot.connection = connection
+            }
+            do {
+                let value = try body(connection)
+                if !settle(connection, broken: false) { slot.connection = nil }
+                slot.idleSince = Self.now()
+                return value
+            } catch {
+                if !settle(connection, broken: (error as? PostgresError)?.kind == .connection) { slot.connection = nil }
+                slot.idleSince = Self.now()
+                throw error
+            }
+        }
+        let connection = try acquireShared()
         do {
             let value = try body(connection)
-            release(connection, broken: false)
+            releaseShared(connection, broken: false)
             return value
         } catch {
-            release(connection, broken: (error as? PostgresError)?.kind == .connection)
+            releaseShared(connection, broken: (error as? PostgresError)?.kind == .connection)
             throw error
         }
     }
@@ -119,33 +193,217 @@ public final class PostgresPool: Sendable {
         (try? query("SELECT 1 AS ok"))?.first?["ok"] == "1"
     }
 
-    // MARK: Lending
+    /// Checks every idle connection now, as the background checker does every interval, and discards the
+    /// dead ones (they are reopened on their next use).
+    /// - Returns: How many connections were discarded.
+    @discardableResult
+    public func checkIdleConnections() -> Int {
+        var discarded = 0
+        for slot in slots.withLock({ Array($0.values) }) {
+            guard
+                slot.state.compareExchange(
+                    expected: DedicatedSlot.idle, desired: DedicatedSlot.checking, ordering: .acquiring
+                ).exchanged
+            else { continue }
+            if let connection = slot.connection, !connection.checkAlive() {
+                slot.connection = nil
+                discarded += 1
+            }
+            slot.state.store(DedicatedSlot.idle, ordering: .releasing)
+        }
+        let idle = sharedIdle.withLock { idle in
+            defer { idle.removeAll() }
+            return idle
+        }
+        let alive = idle.filter { $0.connection.checkAlive() }
+        discarded += idle.count - alive.count
+        sharedIdle.withLock { $0.append(contentsOf: alive) }
+        return discarded
+    }
 
-    private func acquire() throws -> PostgresConnection {
-        guard permits.wait(timeout: .now() + acquireTimeoutSeconds) == .success else {
+    // MARK: Dedicated connections
+
+    /// The calling thread's slot: the one it holds, or a newly claimed one while any is left; nil when the
+    /// thread must use a shared connection.
+    private func dedicatedSlot() -> DedicatedSlot? {
+        if let pointer = key.value {
+            return Unmanaged<DedicatedSlot>.fromOpaque(pointer).takeUnretainedValue()
+        }
+        var left = unclaimedDedicated.load(ordering: .relaxed)
+        while left > 0 {
+            let (exchanged, current) = unclaimedDedicated.compareExchange(
+                expected: left, desired: left - 1, ordering: .acquiringAndReleasing)
+            if exchanged {
+                let slot = DedicatedSlot(pool: self)
+                slots.withLock { $0[ObjectIdentifier(slot)] = slot }
+                key.value = Unmanaged.passRetained(slot).toOpaque()
+                return slot
+            }
+            left = current
+        }
+        return nil
+    }
+
+    /// Takes back the slot of a thread that is exiting (from the thread-specific key's destructor).
+    fileprivate func giveBack(_ slot: DedicatedSlot) {
+        slots.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(slot)) }
+        // The thread is gone, so nobody lends from this slot any more; wait out a running health check.
+        while !slot.state.compareExchange(
+            expected: DedicatedSlot.idle, desired: DedicatedSlot.checking, ordering: .acquiring
+        ).exchanged {
+            sched_yield()
+        }
+        slot.connection = nil
+        unclaimedDedicated.add(1, ordering: .releasing)
+    }
+
+    // MARK: Shared connections
+
+    private func acquireShared() throws -> PostgresConnection {
+        guard sharedPermits.wait(timeout: .now() + acquireTimeoutSeconds) == .success else {
             throw PostgresError(
                 kind: .poolTimeout,
                 message: "no database connection became free within \(acquireTimeoutSeconds) s")
         }
-        while let connection = idle.withLock({ $0.popLast() }) {
-            if connection.checkAlive() { return connection }
+        while let idle = sharedIdle.withLock({ $0.popLast() }) {
+            if isUsable(idle.connection, idleSince: idle.since) { return idle.connection }
             // Broken while idle (backend terminated, server restarted): drop it; PQfinish runs in deinit.
         }
         do {
             return try PostgresConnection(url: url)
         } catch {
-            permits.signal()
+            sharedPermits.signal()
             throw error
         }
     }
 
-    private func release(_ connection: PostgresConnection, broken: Bool) {
-        defer { permits.signal() }
-        guard !broken, connection.isHealthy else { return }
+    private func releaseShared(_ connection: PostgresConnection, broken: Bool) {
+        defer { sharedPermits.signal() }
+        guard settle(connection, broken: broken) else { return }
+        let returned = IdleConnection(connection: connection, since: Self.now())
+        sharedIdle.withLock { $0.append(returned) }
+    }
+
+    // MARK: Health
+
+    /// Whether a connection coming out of the pool can be lent: libpq still calls it healthy, and, when it
+    /// sat idle longer than the health-check interval (so the checker may not have seen it yet), its socket
+    /// has nothing pending (`PostgresConnection.checkAlive`).
+    private func isUsable(_ connection: PostgresConnection, idleSince: UInt64) -> Bool {
+        guard connection.isHealthy else { return false }
+        guard Self.now() &- idleSince > healthCheckNanoseconds else { return true }
+        return connection.checkAlive()
+    }
+
+    /// Readies a connection that comes back: rolls back a transaction left open. Returns whether it may be
+    /// lent again (false: discard it).
+    private func settle(_ connection: PostgresConnection, broken: Bool) -> Bool {
+        guard !broken, connection.isHealthy else { return false }
         if !connection.isIdleOutsideTransaction {
             _ = try? connection.query("ROLLBACK")
-            guard connection.isHealthy, connection.isIdleOutsideTransaction else { return }
+            guard connection.isHealthy, connection.isIdleOutsideTransaction else { return false }
         }
-        idle.withLock { $0.append(connection) }
+        return true
+    }
+
+    private func startHealthChecker(interval: Double) {
+        let stop = stopChecker
+        let thread = HealthCheckThread(pool: self, stop: stop, interval: interval)
+        var attributes = pthread_attr_t()
+        pthread_attr_init(&attributes)
+        pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
+        var handle = pthread_t()
+        let started = pthread_create(
+            &handle, &attributes,
+            { argument in
+                guard let argument else { return nil }
+                Unmanaged<HealthCheckThread>.fromOpaque(argument).takeRetainedValue().run()
+                return nil
+            }, Unmanaged.passRetained(thread).toOpaque())
+        pthread_attr_destroy(&attributes)
+        // Without the checker, connections are still checked when lent after a long idle.
+        if started != 0 { Unmanaged.passUnretained(thread).release() }
+    }
+
+    /// Monotonic nanoseconds (a vDSO clock read, no system call).
+    private static func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+}
+
+/// A shared connection waiting in the pool, and when it came back (monotonic nanoseconds).
+private struct IdleConnection: @unchecked Sendable {
+    let connection: PostgresConnection
+    let since: UInt64
+}
+
+/// One thread's dedicated connection. `state` says who may touch `connection` and `idleSince`: the owning
+/// thread while `lent`, the health checker (or the exiting thread's destructor) while `checking`.
+private final class DedicatedSlot: @unchecked Sendable {
+    static let idle = 0
+    static let lent = 1
+    static let checking = 2
+
+    let state = Atomic<Int>(DedicatedSlot.idle)
+    var connection: PostgresConnection?
+    var idleSince: UInt64 = 0
+    weak var pool: PostgresPool?
+
+    init(pool: PostgresPool) {
+        self.pool = pool
+    }
+
+    /// Called by the owning thread: takes the slot, first waiting out a health check (microseconds) if one
+    /// is running. Returns false when the slot is already lent (a nested `withConnection` on the same
+    /// thread), which then uses a shared connection.
+    func take() -> Bool {
+        while true {
+            let (exchanged, current) = state.compareExchange(
+                expected: DedicatedSlot.idle, desired: DedicatedSlot.lent, ordering: .acquiring)
+            if exchanged { return true }
+            if current == DedicatedSlot.lent { return false }
+            sched_yield()
+        }
+    }
+}
+
+/// A `pthread_key_t` whose destructor gives a dying thread's slot back to its pool.
+private struct ThreadKey: @unchecked Sendable {
+    let raw: pthread_key_t
+
+    init() {
+        var key = pthread_key_t()
+        let created = pthread_key_create(&key) { pointer in
+            guard let pointer else { return }
+            let slot = Unmanaged<DedicatedSlot>.fromOpaque(pointer).takeRetainedValue()
+            slot.pool?.giveBack(slot)
+        }
+        precondition(created == 0, "pthread_key_create failed: the process has used up its thread-specific keys")
+        raw = key
+    }
+
+    var value: UnsafeMutableRawPointer? {
+        get { pthread_getspecific(raw) }
+        nonmutating set { pthread_setspecific(raw, newValue) }
+    }
+
+    func delete() { pthread_key_delete(raw) }
+}
+
+/// The background health checker of one pool: wakes every interval until the pool goes away.
+private final class HealthCheckThread: @unchecked Sendable {
+    weak var pool: PostgresPool?
+    let stop: DispatchSemaphore
+    let interval: Double
+
+    init(pool: PostgresPool, stop: DispatchSemaphore, interval: Double) {
+        self.pool = pool
+        self.stop = stop
+        self.interval = interval
+    }
+
+    func run() {
+        while stop.wait(timeout: .now() + interval) == .timedOut {
+            guard let pool else { return }
+            pool.checkIdleConnections()
+        }
     }
 }

@@ -57,7 +57,9 @@ public enum Commands {
         if asksForHelp(arguments) { return write(serveUsage) }
         let configuration = try ConfigurationLoader.load(environment: ProcessInfo.processInfo.environment, arguments: arguments)
         let migrator = try ServerRunner.migrator(configured: configuration.sqlDirectory)
-        let pool = PostgresPool(url: configuration.databaseURL, size: configuration.databasePoolSize)
+        let pool = PostgresPool(
+            url: configuration.databaseURL, size: configuration.effectiveDatabasePoolSize,
+            sharedConnections: ServerConfiguration.sharedDatabaseConnections)
         let context = ServerContext(configuration: configuration, store: PostgresStore(pool: pool))
         try ServerRunner.serve(context, migrator: migrator)
     }

@@ -24,8 +24,27 @@ public struct ServerConfiguration: Sendable {
     /// Worker threads of the HTTP server (`ZEVAUTH_HTTP_THREADS`, 1–256, default 16). Handlers block on
     /// PostgreSQL and Argon2id, so this bounds concurrent requests.
     public var httpThreads: Int = 16
-    /// PostgreSQL connections per instance (`ZEVAUTH_DATABASE_POOL_SIZE`, 1–200, default 10).
-    public var databasePoolSize: Int = 10
+    /// PostgreSQL connections per instance (`ZEVAUTH_DATABASE_POOL_SIZE`, 1–200). Default (nil): one per
+    /// thread that uses the database, `databasePoolSizeForThreads`.
+    public var databasePoolSize: Int?
+    /// Argon2id hashes computed at once (`ZEVAUTH_PASSWORD_HASH_CONCURRENCY`, 1–64, default 2): the threads
+    /// of the password-hashing work queue. Each hash holds 19 MiB while it runs, so this bounds that memory.
+    public var passwordHashConcurrency: Int = 2
+    /// Threads of the outbound-fetch work queue (domain verification, "Check again"): fixed at 4, the
+    /// instance's outbound slots (`OutboundSlots`).
+    public static let outboundFetchThreads = 4
+    /// Connections of the pool shared by threads that have none of their own (the link scheduler, a nested
+    /// use): fixed at 4.
+    public static let sharedDatabaseConnections = 4
+
+    /// The pool size when `ZEVAUTH_DATABASE_POOL_SIZE` is not set: one connection for each HTTP worker and
+    /// each work-queue thread, plus the shared ones (docs/operations.md, "Sizing").
+    public var databasePoolSizeForThreads: Int {
+        httpThreads + passwordHashConcurrency + Self.outboundFetchThreads + Self.sharedDatabaseConnections
+    }
+
+    /// The pool size in effect: `databasePoolSize` when set, else `databasePoolSizeForThreads`.
+    public var effectiveDatabasePoolSize: Int { databasePoolSize ?? databasePoolSizeForThreads }
     /// Folder of `NNN_name.sql` migrations (`ZEVAUTH_SQL_DIR`; default: the `sql/` found from the working
     /// directory or the executable's location).
     public var sqlDirectory: String?
@@ -132,7 +151,10 @@ public enum ConfigurationLoader {
             .init(variable: "ZEVAUTH_HTTP_THREADS", flag: "--http-threads", placeholder: "N", help: "worker threads, 1-256 (default 16)"),
             .init(
                 variable: "ZEVAUTH_DATABASE_POOL_SIZE", flag: "--database-pool-size", placeholder: "N",
-                help: "PostgreSQL connections, 1-200 (default 10)"),
+                help: "PostgreSQL connections, 1-200 (default: HTTP threads + hash concurrency + 8)"),
+            .init(
+                variable: "ZEVAUTH_PASSWORD_HASH_CONCURRENCY", flag: "--password-hash-concurrency", placeholder: "N",
+                help: "Argon2id password hashes at once, 1-64 (default 2)"),
             .init(variable: "ZEVAUTH_SQL_DIR", flag: "--sql-dir", placeholder: "DIR", help: "folder of the sql/ migrations"),
             .init(
                 variable: "ZEVAUTH_OUTBOUND_CA_FILE", flag: "--outbound-ca-file", placeholder: "PEM",
@@ -296,6 +318,9 @@ public enum ConfigurationLoader {
         configuration.databasePoolSize =
             try integer(values, "ZEVAUTH_DATABASE_POOL_SIZE", in: 1...200)
             ?? configuration.databasePoolSize
+        configuration.passwordHashConcurrency =
+            try integer(values, "ZEVAUTH_PASSWORD_HASH_CONCURRENCY", in: 1...64)
+            ?? configuration.passwordHashConcurrency
         configuration.sqlDirectory = values["ZEVAUTH_SQL_DIR"]
         do {
             configuration.outbound = try OutboundConfiguration.fromEnvironment(values.filter { $0.key.hasPrefix("ZEVAUTH_OUTBOUND_") })

@@ -87,7 +87,9 @@ public enum DevCommand {
         say("starting PostgreSQL for \(root.path) …")
         let databaseURL = try cluster.start()
         defer { try? cluster.stop() }
-        let pool = PostgresPool(url: databaseURL, size: 8)
+        let pool = PostgresPool(
+            url: databaseURL, size: configuration.effectiveDatabasePoolSize,
+            sharedConnections: ServerConfiguration.sharedDatabaseConnections)
         let migrator = try ServerRunner.migrator(configured: configuration.sqlDirectory)
         let applied = try migrator.apply(to: pool)
         if !applied.isEmpty { say("applied \(applied.count) migration(s)") }

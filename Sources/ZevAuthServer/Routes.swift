@@ -10,13 +10,59 @@ struct Routes {
         self.context = context
     }
 
-    /// Adds a route whose handler may throw.
+    /// Adds a route whose handler may throw; it runs where `Routes.placement(_:_:)` says.
     mutating func add(
         _ method: String, _ pattern: String, _ body: @escaping @Sendable (HTTPRequest, [String: String]) throws -> HTTPResponse
     ) {
         let log = context.log
-        router.add(method, pattern) { request, parameters in
+        router.add(method, pattern, placement: placement(method, pattern)) { request, parameters in
             ZevAuthApp.funnel(log) { try body(request, parameters) }
         }
+    }
+
+    // MARK: Where slow handlers run (docs/decisions.md, "Slow work leaves the HTTP workers")
+
+    /// The routes that hash or verify a password with Argon2id (about 50 ms and 19 MiB each): they run on
+    /// `WorkQueues.passwordHashing`, whose thread count bounds the hashes computed at once.
+    static let passwordHashingRoutes: Set<String> = [
+        "POST /v1/auth/zevid/signin",
+        "POST /account/signin",
+        "POST /account/signup",
+        "POST /account/password",
+        "POST /v1/admin/users",
+    ]
+
+    /// The routes that fetch from the outside over HTTPS while the request waits (association files, the
+    /// domain-verification file): they run on `WorkQueues.outboundFetch`.
+    static let outboundFetchRoutes: Set<String> = [
+        "POST /v1/admin/apps",
+        "PATCH /v1/admin/apps/{id}",
+        "POST /v1/admin/apps/{id}/check",
+        "POST /v1/admin/domains/{domain}/verify",
+    ]
+
+    /// Where the handler of `method` `pattern` runs: the one table above, `.inline` for every other route.
+    func placement(_ method: String, _ pattern: String) -> Placement {
+        let route = method + " " + pattern
+        if Self.passwordHashingRoutes.contains(route) { return .queue(context.workQueues.passwordHashing) }
+        if Self.outboundFetchRoutes.contains(route) { return .queue(context.workQueues.outboundFetch) }
+        return .inline
+    }
+}
+
+/// The bounded work queues of one server context, where slow handlers run off the HTTP workers.
+public struct WorkQueues: Sendable {
+    /// Argon2id hashing: `ServerConfiguration.passwordHashConcurrency` threads, so at most that many hashes
+    /// (each holding 19 MiB) run at once; up to 64 more requests wait, then 503 with `Retry-After: 1`.
+    public let passwordHashing: WorkQueue
+    /// Outbound HTTPS fetches inside a request: `ServerConfiguration.outboundFetchThreads` threads, 16 waiting.
+    public let outboundFetch: WorkQueue
+
+    /// The queues for `configuration`; their threads live as long as the queues.
+    public init(configuration: ServerConfiguration) {
+        passwordHashing = WorkQueue(
+            name: "password", threads: configuration.passwordHashConcurrency, capacity: 64)
+        outboundFetch = WorkQueue(
+            name: "outbound", threads: ServerConfiguration.outboundFetchThreads, capacity: 16)
     }
 }

@@ -15,6 +15,8 @@ public struct ServerContext: Sendable {
     public let log: any LogSink
     /// Bounds request-triggered outbound fetches (shared by every copy of this context).
     public let outboundSlots: OutboundSlots
+    /// Where slow handlers run off the HTTP workers (`Routes.placement(_:_:)`).
+    public let workQueues: WorkQueues
     /// Fresh tokens and their digests (OpenSSL in production).
     public let secrets: any Secrets
     /// The round trip's and the sessions' store ports.
@@ -43,6 +45,7 @@ public struct ServerContext: Sendable {
         self.log = StructuredLog(log, format: configuration.logFormat)
         self.metrics = Metrics.over(store)
         self.outboundSlots = OutboundSlots()
+        self.workQueues = WorkQueues(configuration: configuration)
         self.secrets = OpenSSLSecrets()
         self.roundTrip = RoundTripPorts(store)
         self.tenancy = TenancyPorts(store)
@@ -62,6 +65,7 @@ public struct ServerContext: Sendable {
         self.log = StructuredLog(log, format: configuration.logFormat)
         self.metrics = Metrics.over(store)
         self.outboundSlots = OutboundSlots()
+        self.workQueues = WorkQueues(configuration: configuration)
         self.secrets = secrets
         self.roundTrip = roundTrip
         self.tenancy = tenancy
@@ -89,6 +93,9 @@ public struct ZevAuthApp: HTTPHandler {
         self.router = routes.router
         self.httpMetrics = context.metrics.httpTable(templates: routes.router.templates)
     }
+
+    /// Where `handle(_:)` runs for `request` behind `HTTPServer`: the route's placement (`Routes`).
+    public func placement(for request: HTTPRequest) -> Placement { router.placement(for: request) }
 
     /// The registered routes (method, pattern), for the OpenAPI consistency test.
     public var routes: [(method: String, pattern: String)] { router.routes }

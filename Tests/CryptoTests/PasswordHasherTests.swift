@@ -1,3 +1,5 @@
+import CArgon2
+import Foundation
 import PasswordHashing
 import Testing
 
@@ -84,5 +86,51 @@ import Testing
     @Test func invalidParametersThrowFromHash() {
         let broken = PasswordHasher(memoryKiB: 1, iterations: 0, parallelism: 1)
         #expect(throws: PasswordHashingError.self) { try broken.hash("x") }
+    }
+
+    /// Strings written by libargon2's own encoder (`argon2id_hash_encoded`) verify, and a changed tag does not.
+    @Test(arguments: [
+        ("correct horse battery staple", "$argon2id$v=19$m=64,t=2,p=1$emV2YXV0aC10ZXN0LXNhbA$cr1FAAQ+UyhF+6soQT36sMEuXe1uL6rnm580+UrAlDo"),
+        ("pässwörd", "$argon2id$v=19$m=19456,t=1,p=1$MDEyMzQ1Njc4OWFiY2RlZg$75WSs9HLaFIHSGKgyrdrVIdbKPe5AxwwtsGzvUN9hr0"),
+        ("x", "$argon2id$v=19$m=32,t=3,p=1$c2FsdHNhbHQ$Zuu7Fz0gEMSrKSRrYLBJoA"),
+    ])
+    func verifiesHashesLibargon2Wrote(password: String, encoded: String) throws {
+        #expect(try hasher.verify(password, against: encoded))
+        #expect(try !hasher.verify(password + "!", against: encoded))
+        let changed = String(encoded.dropLast()) + (encoded.hasSuffix("A") ? "Q" : "A")
+        #expect(try !hasher.verify(password, against: changed))
+    }
+
+    /// What `hash(_:)` writes, libargon2's own decoder and verifier accept.
+    @Test func libargon2VerifiesWhatHashWrites() throws {
+        let cheap = PasswordHasher(memoryKiB: 64, iterations: 1)
+        for password in ["", "correct horse battery staple", "pässwörd 😀"] {
+            let encoded = try cheap.hash(password)
+            let bytes = Array(password.utf8)
+            #expect(argon2id_verify(encoded, bytes, bytes.count) == ARGON2_OK.rawValue)
+        }
+    }
+
+    /// Each hash's 19 MiB goes back to the kernel: after many hashes on several threads, RSS has not grown
+    /// by the 19 MiB per thread that glibc's heap kept before (docs/decisions.md, "Argon2 memory is mapped").
+    @Test func hashingReturnsItsMemory() throws {
+        func residentMiB() -> Int {
+            let text = (try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8)) ?? ""
+            let pages = text.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 0
+            return pages * Int(sysconf(Int32(_SC_PAGESIZE))) / 1_048_576
+        }
+        let hasher = PasswordHasher()
+        _ = try hasher.hash("warm up")
+        let before = residentMiB()
+        let group = DispatchGroup()
+        for _ in 0..<4 {
+            group.enter()
+            Thread.detachNewThread {
+                defer { group.leave() }
+                for _ in 0..<3 { _ = try? hasher.hash("correct horse battery staple") }
+            }
+        }
+        #expect(group.wait(timeout: .now() + 60) == .success)
+        #expect(residentMiB() - before < 40)
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Postgres
+import PostgresStore
 import Testing
 
 @Suite struct LocalPostgresClusterTests {

@@ -1,5 +1,6 @@
 import Foundation
 import Postgres
+import PostgresStore
 import Synchronization
 import Testing
 

@@ -1,4 +1,5 @@
 import Foundation
+import Postgres
 
 /// Why a local cluster could not be prepared, started or stopped.
 public struct LocalClusterError: Error, Sendable, CustomStringConvertible {

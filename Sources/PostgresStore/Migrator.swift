@@ -1,4 +1,5 @@
 import Foundation
+import Postgres
 
 /// One schema change: the SQL of a file named `NNN_name.sql`.
 public struct Migration: Sendable, Hashable {
