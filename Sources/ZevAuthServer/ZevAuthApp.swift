@@ -125,7 +125,8 @@ public struct ZevAuthApp: HTTPHandler {
 
     /// The answer for an error a handler threw (see `funnel`).
     static func answer(for error: any Error) -> ErrorAnswer {
-        let unstorable = ErrorAnswer(.invalidRequest, "The request holds a character no field accepts.", debugDetail: "refused input sqlstate=22021")
+        let unstorable = ErrorAnswer(
+            .invalidRequest, "The request holds a character no field accepts.", debugDetail: "refused input sqlstate=22021")
         switch error {
         case let answer as ErrorAnswer:
             return answer
