@@ -1,3 +1,5 @@
+import Encoding
+
 /// Judges a fetched `apple-app-site-association` for one registered iOS app and one callback path
 /// (docs/protocol.md#apps; formats docs/association.md#aasa-formats, algorithm docs/association.md#ios-evaluation,
 /// messages docs/association.md#problem-messages).
@@ -17,7 +19,7 @@ public enum AASAJudge {
     /// 1. `content_type` (a warning: Apple's current pages do not require `application/json`,
     ///    docs/association.md#aasa-hosting) unless the media type is `application/json`; parameters such as
     ///    `; charset=utf-8` are accepted and case is ignored (RFC 9110 §8.3.1).
-    /// 2. `not_json` when the body is HTML, empty, or not strict RFC 8259 JSON (`StrictJSON.validate`: a BOM,
+    /// 2. `not_json` when the body is HTML, empty, or not strict RFC 8259 JSON (`JSONValue.parse`: a BOM,
     ///    comments, trailing commas, smart quotes, duplicate keys, nesting over 32); nothing else is checked then.
     /// 3. `app_id_missing` unless `app.appID` appears exactly in some `applinks.details` entry, with near misses
     ///    in the message: another letter case, spaces around it, the same bundle ID under another prefix, a
@@ -96,8 +98,8 @@ public enum AASAJudge {
                     entries.append(Entry(label: "applinks.details[\(index)]", ids: ids, value: item))
                 }
             case .object(let members)?:
-                for member in members {
-                    entries.append(Entry(label: "applinks.details[\(quoted(member.key))]", ids: [member.key], value: member.value))
+                for (name, value) in members {
+                    entries.append(Entry(label: "applinks.details[\(quoted(name))]", ids: [name], value: value))
                 }
             case let other?:
                 structureProblem = "'applinks.details' is \(other.kindDescription), not an array"
@@ -248,9 +250,9 @@ public enum AASAJudge {
         case nil: return true
         case .string(let pattern)?: return Wildcard.acceptsAnyNonEmpty(pattern)
         case .object(let items)?:
-            for item in items {
-                guard let pattern = item.value.stringValue else { return nil }
-                guard responseQueryItems.contains(item.key), Wildcard.acceptsAnyNonEmpty(pattern) else { return false }
+            for (name, value) in items {
+                guard let pattern = value.stringValue else { return nil }
+                guard responseQueryItems.contains(name), Wildcard.acceptsAnyNonEmpty(pattern) else { return false }
             }
             return true
         default: return nil

@@ -1,3 +1,5 @@
+import Encoding
+
 /// Judges a fetched `assetlinks.json` for one registered Android app (docs/protocol.md#apps).
 /// Rules: docs/association.md#assetlinks-statements, docs/association.md#assetlinks-relations,
 /// docs/association.md#android-fingerprints, docs/association.md#android-package-names and

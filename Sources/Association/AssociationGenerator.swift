@@ -1,3 +1,5 @@
+import Encoding
+
 /// Why a file could not be generated.
 public enum GenerationError: Error, Equatable, Sendable {
     /// The generated file would be `bytes` long, over `limit` (Apple ignores an AASA larger than 128 KB).

@@ -384,18 +384,18 @@ public enum Verdicts {
         var seen = describe(observed)
         guard observed.status == 200 else { return .fail(seen) }
         guard observed.isJSON else { return .fail(seen + ", Content-Type \(observed.header("Content-Type") ?? "missing")") }
+        let value: JSONValue
         do {
-            try StrictJSON.validate(observed.body)
+            value = try JSONValue.parse(observed.body)
         } catch {
             return .fail(seen + ", not strict JSON")
         }
-        let value = try? JSONSerialization.jsonObject(with: Data(observed.body))
         if apple {
-            let ok = ((value as? [String: Any])?["applinks"] as? [String: Any]) != nil
+            let ok = value["applinks"]?.isObject == true
             seen += ok ? " with applinks" : " without applinks"
             return .expect(ok, seen)
         }
-        let ok = value is [Any]
+        let ok = value.arrayValue != nil
         seen += ok ? " with a statement list" : ", not a JSON array"
         return .expect(ok, seen)
     }

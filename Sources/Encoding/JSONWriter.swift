@@ -5,26 +5,67 @@ public protocol JSONEncodable {
     func encode(to writer: inout JSONWriter)
 }
 
-/// Appends JSON text (RFC 8259) to a byte buffer: UTF-8, no insignificant whitespace, `/` not escaped,
-/// control characters as `\u00XX`, `"` and `\` escaped, every other scalar written as itself.
+/// Appends JSON text (RFC 8259) to a byte buffer: UTF-8, `/` not escaped, `"` and `\` escaped, control
+/// characters as `\n`, `\r`, `\t`, `\b`, `\f` or `\u00XX`, every other scalar written as itself.
+/// By default (`Format.compact`) there is no insignificant whitespace and members keep their order;
+/// `Format.pretty` is the layout of files people read (the association files).
 ///
 /// A writer cannot fail: every `JSONEncodable` value has a JSON form (non-finite numbers are written as
 /// `null`, RFC 8259 §6 having no form for them).
 public struct JSONWriter: Sendable {
-    /// The JSON text written so far, as UTF-8 bytes.
-    public private(set) var bytes: [UInt8]
+    /// How the text is laid out. Both layouts are the same JSON value; only whitespace and member order
+    /// differ.
+    public struct Format: Sendable, Equatable {
+        /// Spaces per nesting level; 0 writes no insignificant whitespace at all. When positive, every
+        /// member and element of a non-empty container is on its own line, and names are followed by `": "`.
+        public var indent: Int
+        /// Whether `JSONValue` objects are written with their members sorted by the UTF-8 bytes of their
+        /// names (deterministic files whatever order they were built in). Typed values keep their order.
+        public var sortsKeys: Bool
+        /// Whether the text ends with a line feed (as a text file does).
+        public var finalNewline: Bool
 
-    /// An empty writer; `capacity` is a hint in bytes.
-    public init(capacity: Int = 256) {
-        bytes = []
-        bytes.reserveCapacity(capacity)
+        /// Creates a layout.
+        public init(indent: Int, sortsKeys: Bool, finalNewline: Bool) {
+            self.indent = indent
+            self.sortsKeys = sortsKeys
+            self.finalNewline = finalNewline
+        }
+
+        /// No whitespace, members in the order written: every response body.
+        public static let compact = Format(indent: 0, sortsKeys: false, finalNewline: false)
+        /// Two-space indentation, `": "`, members sorted bytewise, a final line feed: the association files
+        /// (docs/association.md).
+        public static let pretty = Format(indent: 2, sortsKeys: true, finalNewline: true)
     }
 
-    /// `value` encoded alone, as UTF-8 bytes.
-    public static func encode(_ value: some JSONEncodable, capacity: Int = 256) -> [UInt8] {
-        var writer = JSONWriter(capacity: capacity)
+    /// The JSON text written so far, as UTF-8 bytes.
+    public private(set) var bytes: [UInt8]
+    /// The layout this writer produces.
+    public let format: Format
+    /// How many containers enclose the value being written (for indentation).
+    fileprivate var depth = 0
+
+    /// An empty writer; `capacity` is a hint in bytes.
+    public init(capacity: Int = 256, format: Format = .compact) {
+        bytes = []
+        bytes.reserveCapacity(capacity)
+        self.format = format
+    }
+
+    /// `value` encoded alone, as UTF-8 bytes, in `format` (compact unless told).
+    public static func encode(_ value: some JSONEncodable, capacity: Int = 256, format: Format = .compact) -> [UInt8] {
+        var writer = JSONWriter(capacity: capacity, format: format)
         value.encode(to: &writer)
+        if format.finalNewline { writer.bytes.append(0x0A) }
         return writer.bytes
+    }
+
+    /// A line break and the indentation of `level`, when the format indents.
+    fileprivate mutating func newline(level: Int) {
+        guard format.indent > 0 else { return }
+        bytes.append(0x0A)
+        bytes.append(contentsOf: repeatElement(0x20, count: format.indent * level))
     }
 
     /// Writes `null`.
@@ -94,22 +135,30 @@ public struct JSONWriter: Sendable {
     /// on the wire.
     public mutating func object(_ body: (inout JSONObjectWriter) -> Void) {
         bytes.append(0x7B)
+        depth += 1
         var members = JSONObjectWriter(writer: self)
         bytes = []
         body(&members)
+        let wroteMembers = !members.first
         self = members.writer
+        depth -= 1
+        if wroteMembers { newline(level: depth) }
         bytes.append(0x7D)
     }
 
     /// Writes an array of `elements`, each through its own encoding.
     public mutating func array<S: Sequence>(_ elements: S) where S.Element: JSONEncodable {
         bytes.append(0x5B)
+        depth += 1
         var first = true
         for element in elements {
             if !first { bytes.append(0x2C) }
             first = false
+            newline(level: depth)
             element.encode(to: &self)
         }
+        depth -= 1
+        if !first { newline(level: depth) }
         bytes.append(0x5D)
     }
 
@@ -121,7 +170,7 @@ public struct JSONWriter: Sendable {
 /// Writes the members of one JSON object; see `JSONWriter.object(_:)`.
 public struct JSONObjectWriter {
     fileprivate var writer: JSONWriter
-    private var first = true
+    fileprivate var first = true
 
     fileprivate init(writer: JSONWriter) { self.writer = writer }
 
@@ -146,8 +195,9 @@ public struct JSONObjectWriter {
     private mutating func key(_ name: String) {
         if !first { writer.raw([0x2C]) }
         first = false
+        writer.newline(level: writer.depth)
         writer.string(name)
-        writer.raw([0x3A])
+        if writer.format.indent > 0 { writer.raw([0x3A, 0x20]) } else { writer.raw([0x3A]) }
     }
 }
 
@@ -210,9 +260,52 @@ public enum JSONValue: Sendable, Equatable, JSONEncodable {
         case .string(let value): writer.string(value)
         case .array(let elements): writer.array(elements)
         case .object(let members):
+            let ordered =
+                writer.format.sortsKeys ? members.sorted { $0.0.utf8.lexicographicallyPrecedes($1.0.utf8) } : members
             writer.object { object in
-                for (name, value) in members { object.field(name, value) }
+                for (name, value) in ordered { object.field(name, value) }
             }
+        }
+    }
+
+    /// The member named `name` of an object (the first, though parsed objects never repeat one); nil for
+    /// a missing member or a value that is not an object.
+    public subscript(name: String) -> JSONValue? {
+        guard case .object(let members) = self else { return nil }
+        return members.first { $0.0 == name }?.1
+    }
+
+    /// The text of a string, else nil.
+    public var stringValue: String? { if case .string(let text) = self { text } else { nil } }
+    /// The elements of an array, else nil.
+    public var arrayValue: [JSONValue]? { if case .array(let elements) = self { elements } else { nil } }
+    /// The members of an object in order, else nil.
+    public var objectValue: [(String, JSONValue)]? { if case .object(let members) = self { members } else { nil } }
+    /// The value of a boolean, else nil (a number is never a boolean).
+    public var boolValue: Bool? { if case .bool(let flag) = self { flag } else { nil } }
+    /// The value of a whole number: an `.int`, or a `.double` with no fraction that fits `Int` (`2.0`,
+    /// `1e3`); nil for anything else, booleans included.
+    public var intValue: Int? {
+        switch self {
+        case .int(let value): value
+        case .double(let value): Int(exactly: value)
+        default: nil
+        }
+    }
+    /// Whether this is an object.
+    public var isObject: Bool { if case .object = self { true } else { false } }
+    /// Whether this is `null`.
+    public var isNull: Bool { self == .null }
+
+    /// "an object", "an array", "a string", "a number", "a boolean" or "null", for messages.
+    public var kindDescription: String {
+        switch self {
+        case .object: "an object"
+        case .array: "an array"
+        case .string: "a string"
+        case .int, .double: "a number"
+        case .bool: "a boolean"
+        case .null: "null"
         }
     }
 

@@ -53,9 +53,10 @@ public final class PostgresPool: Sendable {
     /// connections lent out, and the most that may be open. Takes the slot and idle-list locks: for
     /// scrapes, never for hot paths.
     public var occupancy: (idle: Int, inUse: Int, size: Int) {
-        let inUse = lent.load(ordering: .relaxed)
-        let open = slots.withLock { $0.values.filter { $0.connection != nil }.count } + sharedIdle.withLock { $0.count }
-        return (max(0, open - inUse), inUse, size)
+        let idleDedicated = slots.withLock { slots in
+            slots.values.filter { $0.state.load(ordering: .relaxed) == DedicatedSlot.idle && $0.connection != nil }.count
+        }
+        return (idleDedicated + sharedIdle.withLock { $0.count }, lent.load(ordering: .relaxed), size)
     }
 
     /// Creates a pool; no connection is opened until the first use.

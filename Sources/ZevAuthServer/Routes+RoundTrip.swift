@@ -8,11 +8,11 @@ extension Routes {
         let exchange = ExchangeHandler(context: context)
         let admin = AdminHandlers(context: context)
         let sessions = SessionHandlers(context: context)
-        add("GET", "/healthz") { _, _ in Wire.anyJSON(status: 200, ["status": "ok"]) }
+        add("GET", "/healthz") { _, _ in ConstantDocuments.health(status: 200, ConstantDocuments.healthy) }
         add("GET", "/readyz") { _, _ in
             context.store.isReady()
-                ? Wire.anyJSON(status: 200, ["status": "ready"])
-                : Wire.anyJSON(status: 503, ["status": "unavailable", "error": "temporarily_unavailable"])
+                ? ConstantDocuments.health(status: 200, ConstantDocuments.ready)
+                : ConstantDocuments.health(status: 503, ConstantDocuments.notReady)
         }
         add("GET", Pages.stylesheetPath) { _, _ in
             HTTPResponse(

@@ -15,7 +15,8 @@ extension Routes {
             }
         }
         add("POST", "/v1/auth/session/revoke") { request, _ in try grants.handleRevoke(request) }
-        add("GET", "/.well-known/oauth-authorization-server") { request, _ in standard.metadata(request) }
+        let documents = ConstantDocuments(configuration: context.configuration)
+        add("GET", "/.well-known/oauth-authorization-server") { _, _ in StandardOAuthHandlers.metadata(documents) }
         add("POST", "/oauth2/token") { request, _ in
             // Failed code grants count as failed exchanges, failed refresh grants as failed refreshes.
             let bucket: RateLimitBucket =

@@ -13,27 +13,11 @@ struct StandardOAuthHandlers: Sendable {
 
     // MARK: Metadata
 
-    /// `GET /.well-known/oauth-authorization-server` (RFC 8414 §2, §3). No `scopes_supported`: no scope is
-    /// granted (docs/decisions.md).
-    func metadata(_ request: HTTPRequest) -> HTTPResponse {
-        let issuer = context.configuration.issuer
-        var response = Wire.anyJSON(
-            status: 200,
-            [
-                "issuer": issuer,
-                "authorization_endpoint": issuer + "/oauth2/authorize",
-                "token_endpoint": issuer + "/oauth2/token",
-                "revocation_endpoint": issuer + "/oauth2/revoke",
-                "introspection_endpoint": issuer + "/oauth2/introspect",
-                "response_types_supported": ["code"],
-                "response_modes_supported": ["query"],
-                "grant_types_supported": ["authorization_code", "refresh_token"],
-                "code_challenge_methods_supported": ["S256"],
-                "token_endpoint_auth_methods_supported": ["none"],
-                "revocation_endpoint_auth_methods_supported": ["none"],
-                "authorization_response_iss_parameter_supported": true,
-            ] as [String: Any])
-        // Public and the same for everyone: let clients cache it briefly.
+    /// `GET /.well-known/oauth-authorization-server` (RFC 8414 §2, §3): the document encoded once from the
+    /// configuration (`ConstantDocuments.metadataDocument`), answered as bytes. Public and the same for
+    /// everyone, so clients may cache it briefly (`Cache-Control: public, max-age=300`, no `Pragma`).
+    static func metadata(_ documents: ConstantDocuments) -> HTTPResponse {
+        var response = Wire.jsonBytes(status: 200, documents.metadata)
         response.headers.set("Cache-Control", "public, max-age=300")
         response.headers.remove("Pragma")
         return response

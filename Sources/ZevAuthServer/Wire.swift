@@ -5,24 +5,34 @@ import HTTPServer
 
 /// Building responses: JSON bodies, OAuth error bodies, cookies, and the headers every page carries.
 enum Wire {
-    /// `{"error": code, "error_description": description}` with `Cache-Control: no-store`.
-    /// Source: RFC 6749 §5.2 (error body), docs/protocol.md#json-error-body.
+    /// The error response for `answer` at `place`, from the one renderer (`ErrorRenderer`): status and
+    /// headers from its table, the debug detail to `log` and never to the body.
+    static func error(_ answer: ErrorAnswer, at place: ErrorPlace = .api, log: (any LogSink)? = nil) -> HTTPResponse {
+        ErrorRenderer.render(answer, at: place, log: log)
+    }
+
+    /// `{"error": code, "error_description": description}` with `Cache-Control: no-store`, at
+    /// `error.status` (an `OAuthError` carries the start's 400 `invalid_client`), with the renderer's headers
+    /// for that status. Source: RFC 6749 §5.2 (error body), docs/protocol.md#json-error-body.
+    /// Prefer `error(_:at:log:)`, whose status comes from the renderer's table.
     static func error(_ error: OAuthError, wireCode: String? = nil, description: String? = nil, extraHeaders: [(String, String)] = [])
         -> HTTPResponse
     {
-        var response = json(
-            status: error.status,
-            [
-                "error": .string(wireCode ?? error.code.rawValue),
-                "error_description": .string(description ?? error.description),
-            ] as JSONValue)
-        for (name, value) in extraHeaders { response.headers.add(name, value) }
-        return response
+        let answer = ErrorAnswer(error)
+        let headers = ErrorRenderer.headers(answer, status: error.status, at: .api) + extraHeaders
+        return ErrorRenderer.response(
+            status: error.status, code: wireCode ?? error.code.rawValue, description: description ?? error.description, headers: headers,
+            format: .json)
     }
 
-    /// A JSON error for a code and a description, with the code's status.
+    /// A JSON error for a code and a description, with the renderer's status for the code. A `status`
+    /// given here overrides the table; every such call site is to move to `error(_:at:log:)`.
     static func error(_ code: OAuthErrorCode, _ description: String, status: Int? = nil) -> HTTPResponse {
-        json(status: status ?? code.httpStatus, ["error": .string(code.rawValue), "error_description": .string(description)] as JSONValue)
+        let answer = ErrorAnswer(code, description)
+        guard let status else { return ErrorRenderer.render(answer, at: .api) }
+        return ErrorRenderer.response(
+            status: status, code: code.rawValue, description: description, headers: ErrorRenderer.headers(answer, status: status, at: .api),
+            format: .json)
     }
 
     /// A JSON response of a typed value, encoded in one pass by `JSONWriter`; `no-store` always (tokens and
@@ -44,9 +54,7 @@ enum Wire {
     /// A value that fails to encode is a 500, never an empty object with the original status.
     static func anyJSON(status: Int, _ value: Any) -> HTTPResponse {
         guard let body = try? JSONSerialization.data(withJSONObject: value, options: [.sortedKeys, .withoutEscapingSlashes])
-        else {
-            return json(status: 500, ["error": "server_error", "error_description": "Something went wrong on our side."] as JSONValue)
-        }
+        else { return error(.serverError()) }
         return jsonBytes(status: status, Array(body))
     }
 
@@ -123,43 +131,95 @@ enum Wire {
     }
 }
 
-/// A JSON request body checked strictly (RFC 8259: Foundation accepts a BOM and trailing commas, so
-/// `StrictJSON` runs first) and read as an object. This is the edge where every JSON request value is
-/// decoded, so it also applies `StorableText` to every string and member name at any depth: a `\u0000`
-/// anywhere makes the body unreadable (`invalid_request`) before a handler or SQL sees it.
-struct JSONObjectBody {
-    let fields: [String: Any]
+/// A JSON request body parsed strictly (`JSONValue.parse`: RFC 8259, no BOM, no trailing commas, no
+/// duplicate names, depth at most 32) and read as an object. This is the edge where every JSON request
+/// value is decoded, so it also applies `StorableText` to every string and member name at any depth: a
+/// `\u0000` anywhere makes the body unreadable (`invalid_request`) before a handler or SQL sees it.
+struct JSONObjectBody: Sendable {
+    /// The object's members, in document order (names are unique: the parser refuses repeats).
+    let members: [(String, JSONValue)]
 
     /// - Returns: nil when the body is not one strict JSON object, or holds U+0000 in a string or name.
     init?(_ bytes: [UInt8]) {
-        guard (try? StrictJSON.validate(bytes)) != nil,
-            let object = try? JSONSerialization.jsonObject(with: Data(bytes), options: [.fragmentsAllowed]) as? [String: Any],
-            Self.isStorable(object)
-        else { return nil }
-        fields = object
+        guard case .object(let members)? = try? JSONValue.parse(bytes), Self.isStorable(.object(members)) else { return nil }
+        self.members = members
     }
 
-    /// Whether every string and member name in `value` passes `StorableText` (depth is bounded by
-    /// `StrictJSON`'s limit).
-    private static func isStorable(_ value: Any) -> Bool {
+    /// Whether every string and member name in `value` passes `StorableText` (depth is bounded by the
+    /// parser's limit).
+    private static func isStorable(_ value: JSONValue) -> Bool {
         switch value {
-        case let text as String:
-            return StorableText.isStorable(text)
-        case let object as [String: Any]:
-            return object.allSatisfy { StorableText.isStorable($0.key) && isStorable($0.value) }
-        case let array as [Any]:
-            return array.allSatisfy(isStorable)
-        default:
-            return true
+        case .string(let text): StorableText.isStorable(text)
+        case .object(let members): members.allSatisfy { StorableText.isStorable($0.0) && isStorable($0.1) }
+        case .array(let elements): elements.allSatisfy(isStorable)
+        case .null, .bool, .int, .double: true
         }
     }
 
+    /// A field read as a type: missing (absent or `null`), of the wrong type, or its value.
     enum Field<T> { case missing, wrongType, value(T) }
 
-    /// A string field: missing (absent or null), of the wrong type, or its value.
-    func string(_ name: String) -> Field<String> {
-        guard let raw = fields[name], !(raw is NSNull) else { return .missing }
-        guard let value = raw as? String else { return .wrongType }
+    /// The member `name` as parsed, nil when absent (`.null` when sent as `null`).
+    subscript(name: String) -> JSONValue? { members.first { $0.0 == name }?.1 }
+
+    /// The member names, in document order.
+    var names: [String] { members.map(\.0) }
+
+    /// Whether the body has a member `name` (even `null`).
+    func contains(_ name: String) -> Bool { self[name] != nil }
+
+    /// A string field.
+    func string(_ name: String) -> Field<String> { read(name) { $0.stringValue } }
+
+    /// A whole-number field: a JSON number with no fraction that fits `Int` (`3`, `3.0`, `3e0`); a boolean,
+    /// a fraction or a string is the wrong type.
+    func int(_ name: String) -> Field<Int> { read(name) { $0.intValue } }
+
+    /// A boolean field (`true`/`false`; a number is the wrong type).
+    func bool(_ name: String) -> Field<Bool> { read(name) { $0.boolValue } }
+
+    /// An array of strings; any other element makes it the wrong type.
+    func stringArray(_ name: String) -> Field<[String]> {
+        read(name) { value in
+            guard let elements = value.arrayValue else { return nil }
+            var strings: [String] = []
+            strings.reserveCapacity(elements.count)
+            for element in elements {
+                guard let text = element.stringValue else { return nil }
+                strings.append(text)
+            }
+            return strings
+        }
+    }
+
+    /// A nested object's members, in document order.
+    func object(_ name: String) -> Field<[(String, JSONValue)]> { read(name) { $0.objectValue } }
+
+    private func read<T>(_ name: String, _ convert: (JSONValue) -> T?) -> Field<T> {
+        guard let raw = self[name], !raw.isNull else { return .missing }
+        guard let value = convert(raw) else { return .wrongType }
         return .value(value)
+    }
+
+    /// The members as Foundation values (`String`, `NSNumber` for numbers and booleans, `NSNull`, `[Any]`,
+    /// `[String: Any]`), the shape `JSONSerialization` produced: kept only for handlers not yet reading
+    /// the typed accessors above. Built on each access.
+    var fields: [String: Any] {
+        var result: [String: Any] = [:]
+        for (name, value) in members { result[name] = Self.foundationValue(value) }
+        return result
+    }
+
+    private static func foundationValue(_ value: JSONValue) -> Any {
+        switch value {
+        case .null: NSNull()
+        case .bool(let flag): NSNumber(value: flag)
+        case .int(let number): NSNumber(value: number)
+        case .double(let number): NSNumber(value: number)
+        case .string(let text): text
+        case .array(let elements): elements.map(foundationValue)
+        case .object(let members):
+            Dictionary(members.map { ($0.0, foundationValue($0.1)) }, uniquingKeysWith: { first, _ in first })
+        }
     }
 }

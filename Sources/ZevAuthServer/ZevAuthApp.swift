@@ -121,37 +121,43 @@ public struct ZevAuthApp: HTTPHandler {
         return response
     }
 
-    /// The one error funnel: a thrown error becomes 503 `temporarily_unavailable` when PostgreSQL is out of
-    /// reach, else 500 `server_error`; the log names the error's kind and SQLSTATE, never its inputs.
+    /// The one error funnel: a thrown error becomes an `ErrorAnswer` rendered by `ErrorRenderer` — 503
+    /// `temporarily_unavailable` with `Retry-After: 1` when the database is out of reach, else 500
+    /// `server_error`. What happened is the answer's debug detail: written to the log (the error's kind and
+    /// SQLSTATE, never its inputs), never sent.
     ///
     /// A value PostgreSQL's `text` cannot hold (SQLSTATE 22021) is the request's fault, not the server's:
     /// 400 `invalid_request`. Request values are checked where they are decoded (`StorableText`), so this
     /// is a second line for any edge that misses one, logged apart from database errors.
+    ///
+    /// A thrown `ErrorAnswer` is rendered as it is (a handler may throw one instead of returning it).
     static func funnel(_ log: any LogSink, _ body: () throws -> HTTPResponse) -> HTTPResponse {
         do {
             return try body()
-        } catch let error as StoreUnavailable {
-            log.write("error store unavailable reason=\(error.reason)")
-            var response = Wire.error(.temporarilyUnavailable, "The service is briefly unavailable. Try again.", status: 503)
-            response.headers.set("Retry-After", "1")
-            return response
-        } catch StoreError.unstorableInput {
-            log.write("refused input sqlstate=22021")
-            return Wire.error(.invalidRequest, "The request holds a character no field accepts.", status: 400)
-        } catch let error as PostgresError where error.sqlState == .characterNotInRepertoire {
-            log.write("refused input sqlstate=\(error.sqlState?.rawValue ?? "-")")
-            return Wire.error(.invalidRequest, "The request holds a character no field accepts.", status: 400)
-        } catch let error as PostgresError {
-            log.write("error postgres kind=\(error.kind) sqlstate=\(error.sqlState?.rawValue ?? "-") constraint=\(error.constraint ?? "-")")
-            if error.kind == .connection || error.kind == .poolTimeout {
-                var response = Wire.error(.temporarilyUnavailable, "The service is briefly unavailable. Try again.", status: 503)
-                response.headers.set("Retry-After", "1")
-                return response
-            }
-            return Wire.error(.serverError, "Something went wrong on our side.", status: 500)
         } catch {
-            log.write("error \(String(describing: type(of: error)))")
-            return Wire.error(.serverError, "Something went wrong on our side.", status: 500)
+            return Wire.error(answer(for: error), log: log)
+        }
+    }
+
+    /// The answer for an error a handler threw (see `funnel`).
+    static func answer(for error: any Error) -> ErrorAnswer {
+        let unstorable = ErrorAnswer(
+            .invalidRequest, "The request holds a character no field accepts.", debugDetail: "refused input sqlstate=22021")
+        switch error {
+        case let answer as ErrorAnswer:
+            return answer
+        case let error as StoreUnavailable:
+            return .unavailable(debugDetail: "store unavailable reason=\(error.reason)")
+        case StoreError.unstorableInput:
+            return unstorable
+        case let error as PostgresError where error.sqlState == .characterNotInRepertoire:
+            return unstorable
+        case let error as PostgresError:
+            let detail = "postgres kind=\(error.kind) sqlstate=\(error.sqlState?.rawValue ?? "-") constraint=\(error.constraint ?? "-")"
+            if error.kind == .connection || error.kind == .poolTimeout { return .unavailable(debugDetail: detail) }
+            return .serverError(debugDetail: detail)
+        default:
+            return .serverError(debugDetail: "kind=\(String(describing: type(of: error)))")
         }
     }
 }
