@@ -49,12 +49,13 @@ public final class PostgresPool: Sendable {
     /// Connections lent out right now (one relaxed atomic add each way; read only by scrapes).
     private let lent = Atomic<Int>(0)
 
-    /// The pool's state now (the `zevauth_db_pool_connections` gauge): open connections not lent out,
-    /// connections lent out, and the most that may be open. Takes the slot and idle-list locks: for
+    /// The pool's state now (the `zevauth_db_pool_connections` gauge): claimed thread slots and shared
+    /// connections not lent out, connections lent out, and the most that may be open. Takes the slot and idle-list locks: for
     /// scrapes, never for hot paths.
     public var occupancy: (idle: Int, inUse: Int, size: Int) {
         let idleDedicated = slots.withLock { slots in
-            slots.values.filter { $0.state.load(ordering: .relaxed) == DedicatedSlot.idle && $0.connection != nil }.count
+            // Only the atomic state is read: a slot's connection belongs to its thread.
+            slots.values.filter { $0.state.load(ordering: .relaxed) == DedicatedSlot.idle }.count
         }
         return (idleDedicated + sharedIdle.withLock { $0.count }, lent.load(ordering: .relaxed), size)
     }
