@@ -1,4 +1,5 @@
 import Foundation
+import Authorize
 import Postgres
 import PostgresStore
 
