@@ -53,6 +53,12 @@ extension PostgresStore {
             lifetimeSeconds: lifetimeSeconds)
     }
 
+    /// Ends every browser and app session and pending second-factor challenge of the person on the
+    /// connection given (`PostgresAccounts.endEverything`), for tests that hold the transaction open.
+    static func endEverything(_ connection: PostgresConnection, userID: String, now: Date, reason: String) throws {
+        try PostgresAccounts.endEverything(connection, userID: userID, now: now, reason: reason)
+    }
+
     // MARK: - Rate limits
 
     /// Counts one event in a fixed window: one atomic `INSERT … ON CONFLICT DO UPDATE … RETURNING`, so
