@@ -190,9 +190,15 @@ public struct PostgresAccountSessions: Sendable, CurrentAccountStore, BrowserSig
         mfa = PostgresMFA(pool: pool)
     }
 
-    public func browserSession(tokenHash: String) throws -> BrowserSessionRecord? { try browserSessions.browserSession(tokenHash: tokenHash) }
+    /// `PostgresBrowserSessions.browserSession(tokenHash:)`.
+    public func browserSession(tokenHash: String) throws -> BrowserSessionRecord? {
+        try browserSessions.browserSession(tokenHash: tokenHash)
+    }
+    /// `PostgresAccounts.user(id:)`.
     public func user(id: String) throws -> UserRecord? { try accounts.user(id: id) }
+    /// `PostgresMFA.totpFactor(userID:)`.
     public func totpFactor(userID: String) throws -> TOTPFactorRecord? { try mfa.totpFactor(userID: userID) }
+    /// `PostgresMFA.createMFAChallenge`.
     public func createMFAChallenge(
         userID: String, browserBindingHash: String, authorizationRequestID: String?, now: Date, lifetimeSeconds: Double
     ) throws -> String {
@@ -200,10 +206,13 @@ public struct PostgresAccountSessions: Sendable, CurrentAccountStore, BrowserSig
             userID: userID, browserBindingHash: browserBindingHash, authorizationRequestID: authorizationRequestID, now: now,
             lifetimeSeconds: lifetimeSeconds)
     }
+    /// `PostgresBrowserSessions.createBrowserSession`.
     public func createBrowserSession(tokenHash: String, userID: String, now: Date) throws -> String {
         try browserSessions.createBrowserSession(tokenHash: tokenHash, userID: userID, now: now)
     }
+    /// `PostgresAccounts.connectedApps(userID:)`.
     public func connectedApps(userID: String) throws -> [ConnectedApp] { try accounts.connectedApps(userID: userID) }
+    /// `PostgresMFA.unusedRecoveryCodes(userID:)`.
     public func unusedRecoveryCodes(userID: String) throws -> Int { try mfa.unusedRecoveryCodes(userID: userID) }
 }
 

@@ -280,7 +280,9 @@ struct AccountHandlers: Sendable {
                 response.headers.set("Retry-After", String(seconds))
                 return response
             }
-            switch try enrolment.confirm(userID: current.user.id, secret: secret, code: TOTPCode(form["code"] ?? ""), now: context.clock.now()) {
+            switch try enrolment.confirm(
+                userID: current.user.id, secret: secret, code: TOTPCode(form["code"] ?? ""), now: context.clock.now())
+            {
             case .wrongCode: return again("That code is not right. Check the app and enter the code it shows now.", 400)
             case .notPending: return Wire.seeOther("/account")
             case .confirmed(let codes): return AccountPages.recoveryCodes(codes.map(\.display))

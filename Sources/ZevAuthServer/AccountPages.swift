@@ -1,6 +1,6 @@
+import Authorize
 import Encoding
 import HTTPServer
-import Authorize
 
 /// The hosted account pages (docs/protocol.md#accounts), rendered like `Pages`: every value escaped, every form with
 /// a CSRF token, the same headers and stylesheet.

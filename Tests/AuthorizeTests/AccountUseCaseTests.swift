@@ -148,7 +148,11 @@ let pat = UserRecord(id: "u1", email: "Pat@Example.com", name: "Pat", imageURL: 
         let create = CreateUser(store: Users(taken: ["pat@example.com"]), passwords: PlainPasswords())
         #expect(try create(email: address("Pat@example.com"), name: name, password: password, now: now) == .addressTaken)
         let created = try create(email: address("Ada@example.com"), name: name, password: password, now: now)
-        #expect(created == .created(UserRecord(id: "new", email: "Ada@example.com", name: "Pat", imageURL: nil, passwordHash: "h:correct horse", closed: false)))
+        #expect(
+            created
+                == .created(
+                    UserRecord(
+                        id: "new", email: "Ada@example.com", name: "Pat", imageURL: nil, passwordHash: "h:correct horse", closed: false)))
     }
 
     @Test func signUpDoesTheSameWorkAndAnswersTheSameForATakenAddress() throws {
@@ -194,7 +198,8 @@ let pat = UserRecord(id: "u1", email: "Pat@Example.com", name: "Pat", imageURL: 
 
     @Test func anUnconfirmedFactorDoesNotCountAndTheCookieIsStoredAsItsDigest() throws {
         let store = Store(factor: TOTPFactorRecord(secretSealed: "x", confirmed: false, lastUsedStep: nil))
-        let outcome = try BrowserSignIn(store: store, secrets: CountingSecrets())(user: pat, binding: "bind", authorizationRequestID: nil, now: now)
+        let outcome = try BrowserSignIn(store: store, secrets: CountingSecrets())(
+            user: pat, binding: "bind", authorizationRequestID: nil, now: now)
         #expect(outcome == .signedIn(token: "zbs_token1", browserSessionID: "bs-1"))
         #expect(store.sessions.withLock { $0 } == ["d(zbs_token1)"])
     }
@@ -354,5 +359,27 @@ let pat = UserRecord(id: "u1", email: "Pat@Example.com", name: "Pat", imageURL: 
         #expect(completed.authorizationRequestID == "req")
         #expect(store.completed.withLock { $0 } == ["d(\(completed.token))"])
         #expect(try challenges.complete(Self.challenge(), now: now) == nil)
+    }
+}
+
+@Suite struct EmailKeyPlanTests {
+    static func row(_ id: String, _ email: String, key: String?, rule: Int = 0, closed: Bool = false, at: Double) -> EmailKeyRow {
+        EmailKeyRow(id: id, email: email, key: key, rule: rule, closed: closed, createdAt: Date(timeIntervalSince1970: at))
+    }
+
+    @Test func theEarliestOpenAccountKeepsASharedKeyAndNothingIsMerged() {
+        let rows = [
+            Self.row("a", "Ada@X.example", key: "ada@x.example", closed: true, at: 1),
+            Self.row("b", "ADA@x.example", key: "old-b", at: 2),
+            Self.row("c", "ada@X.EXAMPLE", key: "old-c", at: 3),
+            Self.row("d", "refused", key: "kept", at: 4),
+        ]
+        let plan = EmailKeyPlan.decide(rows: rows, rule: 1) { $0.contains("@") ? $0.lowercased() : nil }
+        #expect(plan.recomputed == ["a", "b", "c", "d"])
+        #expect(plan.refused == ["d"])
+        #expect(plan.shared.map(\.kept) == ["b"])
+        #expect(plan.shared.map(\.keyless) == [["a", "c"]])
+        let expected: [String: String?] = ["a": nil, "b": "ada@x.example", "c": nil]
+        #expect(plan.changes == expected)
     }
 }

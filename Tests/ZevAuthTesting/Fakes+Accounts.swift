@@ -30,7 +30,9 @@ public final class FakeAccounts: AllAccountStores {
     public init() {}
 
     private func nextID(_ prefix: String) -> String {
-        let n = counter.withLock { $0 += 1; return $0 }
+        let n = counter.withLock {
+            $0 += 1; return $0
+        }
         return String(format: "%@-0000-0000-0000-%012d", prefix, n)
     }
 
@@ -87,7 +89,8 @@ public final class FakeAccounts: AllAccountStores {
         state.withLock { state in
             if let user = state.users[userID] {
                 state.users[userID] = UserRecord(
-                    id: user.id, email: user.email, name: user.name, imageURL: user.imageURL, passwordHash: passwordHash, closed: user.closed)
+                    id: user.id, email: user.email, name: user.name, imageURL: user.imageURL, passwordHash: passwordHash,
+                    closed: user.closed)
             }
             Self.endEverything(&state, userID: userID)
             let id = UUID().uuidString.lowercased()
