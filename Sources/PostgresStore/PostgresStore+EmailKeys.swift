@@ -1,31 +1,6 @@
+import Authorize
 import Foundation
 import Postgres
-
-/// One account as the email-key recomputation sees it (docs/operations.md, "Accounts that share an address").
-public struct EmailKeyRow: Sendable, Equatable {
-    /// The account id (a UUID).
-    public let id: String
-    /// The address as typed.
-    public let email: String
-    /// The stored key, or nil for an account that has none.
-    public let key: String?
-    /// The rule that computed `key` (`users.email_key_rule`).
-    public let rule: Int
-    /// Whether the account is closed.
-    public let closed: Bool
-    /// When the account was created; earlier accounts keep a shared key.
-    public let createdAt: Date
-
-    /// Creates a row (the store reads them; tests build them).
-    public init(id: String, email: String, key: String?, rule: Int, closed: Bool, createdAt: Date) {
-        self.id = id
-        self.email = email
-        self.key = key
-        self.rule = rule
-        self.closed = closed
-        self.createdAt = createdAt
-    }
-}
 
 extension PostgresStore {
     /// The number of the email-key rule that keys written now follow (`users.email_key_rule`); the rule

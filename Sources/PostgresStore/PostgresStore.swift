@@ -88,51 +88,6 @@ public final class PostgresStore: Sendable {
         return try result.first.map(Self.environment(from:))
     }
 
-    // MARK: - Accounts
-
-    private static func user(from row: PostgresRow) throws -> UserRecord {
-        UserRecord(
-            id: try row.string("id"), email: try row.string("email"), name: try row.string("name"),
-            imageURL: row["image_url"], passwordHash: try row.string("password_hash"),
-            closed: row["closed_at"] != nil)
-    }
-
-    /// Creates a ZevID account.
-    ///
-    /// The insert never raises a unique violation on the email (`ON CONFLICT … DO NOTHING`): PostgreSQL
-    /// would write the violating key, the normalised address, into its own log.
-    /// - Parameters:
-    ///   - emailNormalized: the address's key (`EmailAddress.key` of the server); unique across the deployment.
-    ///   - passwordHash: an Argon2id PHC string.
-    /// - Throws: `StoreError.duplicate("users_email_unique")` when the address is taken; `PostgresError`.
-    public func createUser(email: String, emailNormalized: String, name: String, passwordHash: String, now: Date) throws -> UserRecord {
-        let result = try pool.query(
-            """
-            INSERT INTO users (email, email_normalized, email_key_rule, name, password_hash, password_changed_at, created_at)
-            VALUES ($1, $2, $6::smallint, $3, $4, to_timestamp($5::float8), to_timestamp($5::float8))
-            ON CONFLICT ON CONSTRAINT users_email_unique DO NOTHING
-            RETURNING id, email, name, image_url, password_hash, closed_at
-            """, [email, emailNormalized, name, passwordHash, SQLTime.parameter(now), String(Self.emailKeyRule)])
-        guard let row = result.first else { throw StoreError.duplicate(constraint: "users_email_unique") }
-        return try Self.user(from: row)
-    }
-
-    /// The account with this normalized email, open or closed.
-    public func user(emailNormalized: String) throws -> UserRecord? {
-        try pool.query(
-            "SELECT id, email, name, image_url, password_hash, closed_at FROM users WHERE email_normalized = $1",
-            [emailNormalized]
-        ).first.map(Self.user(from:))
-    }
-
-    /// The account with this id, open or closed.
-    public func user(id: String) throws -> UserRecord? {
-        guard UUID(uuidString: id) != nil else { return nil }
-        return try pool.query(
-            "SELECT id, email, name, image_url, password_hash, closed_at FROM users WHERE id = $1", [id]
-        ).first.map(Self.user(from:))
-    }
-
     // MARK: - Callbacks and domains
 
     private static func callback(from row: PostgresRow) throws -> CallbackRecord {
@@ -318,54 +273,6 @@ public final class PostgresStore: Sendable {
             "UPDATE authorization_requests SET completed_at = to_timestamp($2::float8) WHERE id = $1 AND completed_at IS NULL",
             [id, SQLTime.parameter(now)]
         ).rowsAffected == 1
-    }
-
-    // MARK: - Browser sessions and consent
-
-    /// Starts a ZevID browser session for an account that just entered its password.
-    /// - Returns: the browser session's id.
-    public func createBrowserSession(tokenHash: String, userID: String, now: Date) throws -> String {
-        try pool.query(
-            """
-            INSERT INTO browser_sessions (token_hash, user_id, auth_time, created_at)
-            VALUES ($1, $2, to_timestamp($3::float8), to_timestamp($3::float8)) RETURNING id
-            """, [tokenHash, userID, SQLTime.parameter(now)]
-        ).rows[0].string("id")
-    }
-
-    /// The live browser session whose cookie hashes to `tokenHash`, with an open account.
-    public func browserSession(tokenHash: String) throws -> BrowserSessionRecord? {
-        guard
-            let row = try pool.query(
-                """
-                SELECT b.id, b.user_id, b.auth_time FROM browser_sessions b JOIN users u ON u.id = b.user_id
-                WHERE b.token_hash = $1 AND b.ended_at IS NULL AND u.closed_at IS NULL
-                """, [tokenHash]
-            ).first
-        else { return nil }
-        return BrowserSessionRecord(
-            id: try row.string("id"), userID: try row.string("user_id"),
-            authTime: try row.date("auth_time"), ended: false)
-    }
-
-    /// The live browser session by id, with an open account.
-    public func browserSession(id: String) throws -> BrowserSessionRecord? {
-        guard UUID(uuidString: id) != nil,
-            let row = try pool.query(
-                """
-                SELECT b.id, b.user_id, b.auth_time FROM browser_sessions b JOIN users u ON u.id = b.user_id
-                WHERE b.id = $1 AND b.ended_at IS NULL AND u.closed_at IS NULL
-                """, [id]
-            ).first
-        else { return nil }
-        return BrowserSessionRecord(
-            id: try row.string("id"), userID: try row.string("user_id"),
-            authTime: try row.date("auth_time"), ended: false)
-    }
-
-    /// Whether the person has consented to this environment's app before.
-    public func hasConsent(userID: String, environmentID: String) throws -> Bool {
-        try pool.query("SELECT 1 FROM consents WHERE user_id = $1 AND environment_id = $2", [userID, environmentID]).first != nil
     }
 
     // MARK: - Codes

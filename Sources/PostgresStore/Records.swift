@@ -1,3 +1,4 @@
+import Authorize
 import Foundation
 
 /// An environment as the server needs it: the project, its kind and session settings.
@@ -17,16 +18,6 @@ public struct EnvironmentRecord: Sendable, Equatable {
     public let accessTokenTTLMinutes: Int
     /// Seconds an earlier refresh token keeps working after its rotation (0–60).
     public let refreshReuseGraceSeconds: Int
-}
-
-/// A ZevID account's safe fields plus what sign-in needs. `passwordHash` never leaves the server.
-public struct UserRecord: Sendable, Equatable {
-    public let id: String
-    public let email: String
-    public let name: String
-    public let imageURL: String?
-    public let passwordHash: String
-    public let closed: Bool
 }
 
 /// A registered redirect URI (docs/protocol.md#admin-callbacks).
@@ -64,15 +55,6 @@ public struct AuthorizationRequestRecord: Sendable, Equatable {
     public let completedAt: Date?
     /// Whether `/oauth2/authorize` started it (its redirected errors use the RFC spelling).
     public let standardEndpoint: Bool
-}
-
-/// A ZevID browser session with its account.
-public struct BrowserSessionRecord: Sendable, Equatable {
-    public let id: String
-    public let userID: String
-    /// When the person last entered their password in this browser.
-    public let authTime: Date
-    public let ended: Bool
 }
 
 /// What an exchange or refresh hands back: the session's windows and the safe user fields.

@@ -3,15 +3,15 @@ import Crypto
 import Encoding
 import Foundation
 import HTTPServer
-import PostgresStore
 
 /// The hosted account area under `/account` (docs/protocol.md#accounts, docs/protocol.md#session-ends):
 /// sign-up without account enumeration, sign-in that reuses the ZevID browser session, and the account page
-/// whose actions end sessions at once.
+/// whose actions end sessions at once. Each handler parses the form into typed values, calls one use case
+/// of Sources/Authorize/Accounts through `context.accounts`, and renders its answer.
 struct AccountHandlers: Sendable {
     let context: ServerContext
-    private var store: PostgresStore { context.store }
     private var security: AccountSecurity { AccountSecurity(context: context) }
+    private var ports: AccountsPorts { context.accounts }
 
     // MARK: Signed-out forms (CSRF under the browser binding cookie)
 
@@ -62,24 +62,24 @@ struct AccountHandlers: Sendable {
             AccountPages.signUp(
                 csrf: form["csrf"] ?? "", requestID: requestID, email: email, name: name, error: problem, status: status)
         }
-        let address = ClientAddress.of(request, configuration: context.configuration)
-        if case .limited(let seconds) = try RateLimiter(context: context).hit(.passwordPerAddress, key: address) {
+        let client = ClientAddress.of(request, configuration: context.configuration)
+        if case .limited(let seconds) = try RateLimiter(context: context).hit(.passwordPerAddress, key: client) {
             var response = again(RateLimiter.pageMessage(retryAfterSeconds: seconds), 429)
             response.headers.set("Retry-After", String(seconds))
             return response
         }
         guard let address = EmailAddress(email) else { return again("Enter a valid email address.", 400) }
-        guard DisplayName(name) != nil else {
+        guard let displayName = DisplayName(name) else {
             return again("Enter your name: up to 200 characters, without control or text-direction characters.", 400)
         }
-        if let problem = AccountRules.passwordProblem(password) { return again("The password \(problem).", 400) }
-        let hash = try context.passwordHasher.hash(password)
-        do {
-            _ = try store.createUser(
-                email: address.typed, emailNormalized: address.key, name: name, passwordHash: hash, now: context.clock.now())
-        } catch StoreError.duplicate {
-            // The address has an account: answer exactly as for a new one.
+        let newPassword: NewPassword
+        switch NewPassword.parse(password) {
+        case .failure(let problem): return again("The password \(problem.explanation).", 400)
+        case .success(let value): newPassword = value
         }
+        // The address has an account or gets one: the answer is the same either way.
+        try SignUp(store: ports.createUser, passwords: context.accountPasswords)(
+            email: address, name: displayName, password: newPassword, now: context.clock.now())
         let continueTo = requestID.map { "/v1/auth/zevid/signin?request=\($0)" } ?? "/account/signin"
         return AccountPages.signedUp(email: email, continueTo: continueTo)
     }
@@ -118,20 +118,17 @@ struct AccountHandlers: Sendable {
         case .ok(let found):
             user = found
         }
-        let now = context.clock.now()
         // The person authenticated: a fresh binding id replaces the one this browser held (session fixation).
         let fresh = try BrowserBinding(context: context).mint()
-        if try store.totpFactor(userID: user.id)?.confirmed == true {
-            let challenge = try store.createMFAChallenge(
-                userID: user.id, browserBindingHash: Crypto.hexSHA256(fresh.value), authorizationRequestID: nil, now: now,
-                lifetimeSeconds: AccountSecurity.mfaChallengeLifetimeSeconds)
+        let signIn = BrowserSignIn(store: ports.browserSignIn, secrets: context.secrets)
+        switch try signIn(user: user, binding: fresh.value, authorizationRequestID: nil, now: context.clock.now()) {
+        case .secondFactor(let challenge):
             context.metrics.signIn(.password, .mfaRequired)
             return Wire.seeOther("\(MFAFlow.path)?challenge=\(challenge)", cookies: [fresh.setCookie])
+        case .signedIn(let token, _):
+            context.metrics.signIn(.password, .ok)
+            return Wire.seeOther("/account", cookies: [sessionCookie(token), fresh.setCookie])
         }
-        let token = try Crypto.mintToken(prefix: "zbs_")
-        _ = try store.createBrowserSession(tokenHash: Crypto.hexSHA256(token), userID: user.id, now: now)
-        context.metrics.signIn(.password, .ok)
-        return Wire.seeOther("/account", cookies: [sessionCookie(token), fresh.setCookie])
     }
 
     // MARK: Signed in
@@ -151,14 +148,13 @@ struct AccountHandlers: Sendable {
 
     private func current(_ request: HTTPRequest) throws -> Current? {
         guard let token = context.cookie(.session, in: request),
-            let session = try store.browserSession(tokenHash: Crypto.hexSHA256(token)),
-            let user = try store.user(id: session.userID), !user.closed
+            let signedIn = try CurrentAccount(store: ports.current, secrets: context.secrets)(token: token)
         else { return nil }
-        return Current(session: session, user: user, token: token)
+        return Current(session: signedIn.session, user: signedIn.user, token: token)
     }
 
     private func sessionCookie(_ token: String) -> String {
-        context.setCookie(.session, token, maxAge: 90 * 86_400)
+        context.setCookie(.session, token, maxAge: AccountRules.browserSessionCookieSeconds)
     }
 
     private var clearedSessionCookie: String {
@@ -166,12 +162,10 @@ struct AccountHandlers: Sendable {
     }
 
     private func accountPage(_ current: Current, notice: String? = nil, error: String? = nil, status: Int = 200) throws -> HTTPResponse {
-        let factor = try store.totpFactor(userID: current.user.id)
-        let enabled = factor?.confirmed == true
+        let facts = try AccountOverview(store: ports.overview)(userID: current.user.id)
         return AccountPages.account(
-            user: current.user, csrf: current.csrf, apps: try store.connectedApps(userID: current.user.id), totpEnabled: enabled,
-            recoveryCodesLeft: enabled ? try store.unusedRecoveryCodes(userID: current.user.id) : 0, notice: notice, error: error,
-            status: status)
+            user: current.user, csrf: current.csrf, apps: facts.apps, totpEnabled: facts.totpEnabled,
+            recoveryCodesLeft: facts.recoveryCodesLeft, notice: notice, error: error, status: status)
     }
 
     /// Runs a signed-in form: the browser session and the CSRF token must both check out.
@@ -196,7 +190,8 @@ struct AccountHandlers: Sendable {
     /// environment and forgets the consent.
     func removeApp(_ request: HTTPRequest) throws -> HTTPResponse {
         try signedInForm(request) { current, form in
-            _ = try store.removeApp(userID: current.user.id, environmentID: form["environment"] ?? "", now: context.clock.now())
+            try RemoveConnectedApp(store: ports.removeApp)(
+                userID: current.user.id, environmentID: form["environment"] ?? "", now: context.clock.now())
             return Wire.seeOther("/account?done=removed")
         }
     }
@@ -204,7 +199,7 @@ struct AccountHandlers: Sendable {
     /// `POST /account/signout`: ends this ZevID browser session and only the app sessions made from it.
     func signOut(_ request: HTTPRequest) throws -> HTTPResponse {
         try signedInForm(request) { current, _ in
-            _ = try store.endBrowserSession(id: current.session.id, now: context.clock.now())
+            try SignOut(store: ports.signOut)(browserSessionID: current.session.id, now: context.clock.now())
             return Wire.seeOther("/account/signin?signed_out=1", cookies: [clearedSessionCookie])
         }
     }
@@ -212,7 +207,7 @@ struct AccountHandlers: Sendable {
     /// `POST /account/signout-everywhere`: every browser session and every app session of the person.
     func signOutEverywhere(_ request: HTTPRequest) throws -> HTTPResponse {
         try signedInForm(request) { current, _ in
-            try store.signOutEverywhere(userID: current.user.id, now: context.clock.now())
+            try SignOutEverywhere(store: ports.signOutEverywhere)(userID: current.user.id, now: context.clock.now())
             return Wire.seeOther("/account/signin?signed_out=1", cookies: [clearedSessionCookie])
         }
     }
@@ -233,14 +228,13 @@ struct AccountHandlers: Sendable {
             case .ok:
                 break
             }
-            let new = form["new_password"] ?? ""
-            if let problem = AccountRules.passwordProblem(new) {
-                return try accountPage(current, error: "The new password \(problem).", status: 400)
+            let newPassword: NewPassword
+            switch NewPassword.parse(form["new_password"] ?? "") {
+            case .failure(let problem): return try accountPage(current, error: "The new password \(problem.explanation).", status: 400)
+            case .success(let value): newPassword = value
             }
-            let token = try Crypto.mintToken(prefix: "zbs_")
-            _ = try store.changePassword(
-                userID: current.user.id, passwordHash: try context.passwordHasher.hash(new),
-                newBrowserSessionTokenHash: Crypto.hexSHA256(token), now: context.clock.now())
+            let token = try ChangePassword(store: ports.changePassword, passwords: context.accountPasswords, secrets: context.secrets)(
+                userID: current.user.id, newPassword: newPassword, now: context.clock.now())
             return Wire.seeOther("/account?done=password", cookies: [sessionCookie(token)])
         }
     }
@@ -250,21 +244,24 @@ struct AccountHandlers: Sendable {
     private static let noKeyMessage =
         "Two-step verification is not available on this server: it has no encryption key (ZEVAUTH_ENCRYPTION_KEY) to protect the secret."
 
+    private var enrolment: TOTPEnrolment {
+        TOTPEnrolment(store: ports.totpEnrolment, codes: context.oneTimePasswords, sealer: context.totpSealer, secrets: context.secrets)
+    }
+
     /// `POST /account/totp/start`: a new secret (20 bytes, RFC 4226 §4's recommended length), sealed at
     /// rest, shown as an `otpauth://` link and as text; it becomes active only after a correct code.
     func startTOTP(_ request: HTTPRequest) throws -> HTTPResponse {
         try signedInForm(request) { current, _ in
-            guard let key = context.configuration.encryptionKey else {
+            switch try enrolment.start(userID: current.user.id, now: context.clock.now()) {
+            case .unavailable:
                 return try accountPage(current, error: Self.noKeyMessage, status: 503)
-            }
-            let secret = try Crypto.randomBytes(20)
-            let sealed = try AccountSecurity.seal(secret: secret, userID: current.user.id, key: key)
-            guard try store.beginTOTPEnrolment(userID: current.user.id, secretSealed: sealed, now: context.clock.now()) else {
+            case .alreadyEnabled:
                 return Wire.seeOther("/account")
+            case .started(let secret):
+                return AccountPages.enrolTOTP(
+                    csrf: current.csrf, uri: AccountSecurity.otpauthURI(email: current.user.email, secret: secret),
+                    secretBase32: Base32.encode(secret), error: nil)
             }
-            return AccountPages.enrolTOTP(
-                csrf: current.csrf, uri: AccountSecurity.otpauthURI(email: current.user.email, secret: secret),
-                secretBase32: Base32.encode(secret), error: nil)
         }
     }
 
@@ -272,12 +269,12 @@ struct AccountHandlers: Sendable {
     /// counts as used) and shows ten new recovery codes once.
     func confirmTOTP(_ request: HTTPRequest) throws -> HTTPResponse {
         try signedInForm(request) { current, form in
-            guard let key = context.configuration.encryptionKey else {
-                return try accountPage(current, error: Self.noKeyMessage, status: 503)
+            let secret: [UInt8]
+            switch try enrolment.pending(userID: current.user.id) {
+            case .unavailable: return try accountPage(current, error: Self.noKeyMessage, status: 503)
+            case .none: return Wire.seeOther("/account")
+            case .pending(let value): secret = value
             }
-            guard let factor = try store.totpFactor(userID: current.user.id), !factor.confirmed,
-                let secret = try? AccountSecurity.open(sealed: factor.secretSealed, userID: current.user.id, key: key)
-            else { return Wire.seeOther("/account") }
             let again = { (message: String, status: Int) in
                 AccountPages.enrolTOTP(
                     csrf: current.csrf, uri: AccountSecurity.otpauthURI(email: current.user.email, secret: secret),
@@ -288,16 +285,13 @@ struct AccountHandlers: Sendable {
                 response.headers.set("Retry-After", String(seconds))
                 return response
             }
-            let code = (form["code"] ?? "").filter { $0 != " " }
-            guard let step = TOTP.matchingStep(secret: secret, code: code, atUnixSeconds: context.clock.now().timeIntervalSince1970) else {
-                return again("That code is not right. Check the app and enter the code it shows now.", 400)
+            switch try enrolment.confirm(
+                userID: current.user.id, secret: secret, code: TOTPCode(form["code"] ?? ""), now: context.clock.now())
+            {
+            case .wrongCode: return again("That code is not right. Check the app and enter the code it shows now.", 400)
+            case .notPending: return Wire.seeOther("/account")
+            case .confirmed(let codes): return AccountPages.recoveryCodes(codes.map(\.display))
             }
-            let codes = try AccountSecurity.newRecoveryCodes()
-            let hashes = codes.map { Crypto.hexSHA256(AccountSecurity.canonicalRecoveryCode($0) ?? $0) }
-            guard try store.confirmTOTP(userID: current.user.id, step: step, recoveryCodeHashes: hashes, now: context.clock.now()) else {
-                return Wire.seeOther("/account")
-            }
-            return AccountPages.recoveryCodes(codes)
         }
     }
 
@@ -311,9 +305,9 @@ struct AccountHandlers: Sendable {
         case .environment: return Wire.error(.forbidden, "Only the operator token may close accounts.")
         case .operator: break
         }
-        guard let (user, closedAt) = try store.closeUser(id: id, now: context.clock.now()) else {
+        guard let closed = try CloseUser(store: ports.closeUser)(id: id, now: context.clock.now()) else {
             return Wire.error(.notFound, "No account has this id.")
         }
-        return Wire.anyJSON(status: 200, ["id": user.id, "email": user.email, "name": user.name, "closedAt": Wire.timestamp(closedAt)])
+        return Wire.json(status: 200, UserBody(closed.user, closedAt: closed.closedAt))
     }
 }

@@ -1,6 +1,6 @@
+import Authorize
 import Encoding
 import HTTPServer
-import PostgresStore
 
 /// The hosted account pages (docs/protocol.md#accounts), rendered like `Pages`: every value escaped, every form with
 /// a CSRF token, the same headers and stylesheet.
@@ -89,7 +89,7 @@ enum AccountPages {
                 <form method="post" action="/account/apps/remove">\(hidden)
                 <input type="hidden" name="environment" value="\(HTML.escape(app.environmentID))">
                 <p><strong>\(HTML.escape(app.projectName))</strong>\
-                \(app.environmentKind == "development" ? " <span class=\"muted\">(development)</span>" : "")<br>
+                \(app.environmentKind == .development ? " <span class=\"muted\">(development)</span>" : "")<br>
                 <span class="muted">\(app.liveSessions == 1 ? "1 active session" : "\(app.liveSessions) active sessions")</span></p>
                 <button type="submit" class="secondary">Remove \(HTML.escape(app.projectName))</button>
                 </form>

@@ -92,31 +92,6 @@ struct AdminHandlers: Sendable {
         )
     }
 
-    /// `POST /v1/admin/users {"email","password","name"}` → 201 `{"id","email","name"}`; 409 when the email
-    /// has an account.
-    func createUser(_ request: HTTPRequest) throws -> HTTPResponse {
-        if let stop = try requireOperator(request) { return stop }
-        guard let body = JSONObjectBody(request.body) else { return Self.badBody }
-        guard case .value(let rawEmail) = body.string("email") else { return Self.invalidField("email", "is required (a string)") }
-        guard case .value(let password) = body.string("password") else { return Self.invalidField("password", "is required (a string)") }
-        guard case .value(let rawName) = body.string("name") else { return Self.invalidField("name", "is required (a string)") }
-        let email: EmailAddress
-        switch EmailAddress.parse(rawEmail) {
-        case .failure(let problem): return Self.invalidField("email", problem.explanation)
-        case .success(let address): email = address
-        }
-        if let problem = AccountRules.passwordProblem(password) { return Self.invalidField("password", problem) }
-        guard let name = DisplayName(rawName)?.text else { return Self.invalidField("name", DisplayName.rule) }
-        let hash = try context.passwordHasher.hash(password)
-        do {
-            let user = try context.store.createUser(
-                email: email.typed, emailNormalized: email.key, name: name, passwordHash: hash, now: context.clock.now())
-            return Wire.anyJSON(status: 201, ["id": user.id, "email": user.email, "name": user.name])
-        } catch StoreError.duplicate {
-            return Wire.error(.conflict, "An account with this email already exists.", status: 409)
-        }
-    }
-
     // MARK: Callbacks (secret key)
 
     /// `POST /v1/admin/callbacks {"uri"}` → 201 `{"id","uri","kind"}`. Registration refuses what could
@@ -270,17 +245,6 @@ struct Paging {
         } else {
             limit = 50
         }
-    }
-}
-
-/// Rules for ZevID accounts.
-enum AccountRules {
-    /// The password policy (NIST SP 800-63B §5.1.1.2): at least 10 characters, at most 1024 bytes.
-    /// - Returns: what is wrong, or nil.
-    static func passwordProblem(_ password: String) -> String? {
-        if password.count < 10 { return "must be at least 10 characters" }
-        if password.utf8.count > 1024 { return "must be at most 1024 bytes" }
-        return nil
     }
 }
 

@@ -1,13 +1,13 @@
+import Authorize
 import Crypto
 import Encoding
 import Foundation
 import HTTPServer
-import PostgresStore
 
 /// The second step of a sign-in (docs/protocol.md#round-trip: then TOTP when enrolled):
 /// after a correct password, an enrolled account gives a TOTP or recovery code before any browser session
 /// is created. The challenge is bound to the browser (its binding cookie) and, for an app sign-in, to the
-/// pending sign-in.
+/// pending sign-in; `MFAChallenge` decides whether it may be used.
 struct MFAFlow: Sendable {
     let context: ServerContext
 
@@ -18,23 +18,27 @@ struct MFAFlow: Sendable {
         let csrf: String
     }
 
+    private var challenges: MFAChallenge { MFAChallenge(store: context.accounts.mfaChallenges, secrets: context.secrets) }
+
+    private static let overMessage = "This sign-in has expired or was already completed."
+
     /// Loads a live challenge that belongs to this browser, or the page to answer instead.
     private func load(_ id: String?, _ request: HTTPRequest) throws -> Result<Loaded, Stop> {
-        guard let id, let challenge = try context.store.mfaChallenge(id: id) else {
+        let binding = context.cookie(.binding, in: request)
+        switch try challenges.load(id: id, binding: binding, now: context.clock.now()) {
+        case .failure(.unknown):
             return .failure(Stop(Pages.error(status: 400, code: "invalid_request", message: "This sign-in link is not valid.")))
-        }
-        guard !challenge.completed, challenge.expiresAt > context.clock.now() else {
-            return .failure(
-                Stop(Pages.error(status: 400, code: "invalid_request", message: "This sign-in has expired or was already completed.")))
-        }
-        guard let binding = context.cookie(.binding, in: request),
-            Crypto.constantTimeEquals(Array(Crypto.hexSHA256(binding).utf8), Array(challenge.browserBindingHash.utf8))
-        else {
+        case .failure(.over):
+            return .failure(Stop(Pages.error(status: 400, code: "invalid_request", message: Self.overMessage)))
+        case .failure(.otherBrowser):
             return .failure(
                 Stop(Pages.error(status: 400, code: "invalid_request", message: "This sign-in was started in another browser.")))
+        case .success(let challenge):
+            // `load` succeeded, so the browser sent its binding cookie.
+            let key = Array((binding ?? "").utf8)
+            let csrf = Base64URL.encode(Crypto.hmacSHA256(key: key, message: Array("mfa:\(challenge.id)".utf8)))
+            return .success(Loaded(challenge: challenge, csrf: csrf))
         }
-        let csrf = Base64URL.encode(Crypto.hmacSHA256(key: Array(binding.utf8), message: Array("mfa:\(challenge.id)".utf8)))
-        return .success(Loaded(challenge: challenge, csrf: csrf))
     }
 
     struct Stop: Error {
@@ -79,16 +83,12 @@ struct MFAFlow: Sendable {
         case .accepted:
             break
         }
-        let token = try Crypto.mintToken(prefix: "zbs_")
-        guard
-            try context.store.completeMFAChallenge(
-                id: loaded.challenge.id, browserSessionTokenHash: Crypto.hexSHA256(token), now: context.clock.now()) != nil
-        else {
-            return Pages.error(status: 400, code: "invalid_request", message: "This sign-in has expired or was already completed.")
+        guard let completed = try challenges.complete(loaded.challenge, now: context.clock.now()) else {
+            return Pages.error(status: 400, code: "invalid_request", message: Self.overMessage)
         }
-        let cookie = context.setCookie(.session, token, maxAge: 90 * 86_400)
+        let cookie = context.setCookie(.session, completed.token, maxAge: AccountRules.browserSessionCookieSeconds)
         context.metrics.signIn(.secondFactor, .ok)
-        if let requestID = loaded.challenge.authorizationRequestID {
+        if let requestID = completed.authorizationRequestID {
             return Wire.seeOther("/v1/auth/zevid/consent?request=\(requestID)", cookies: [cookie])
         }
         return Wire.seeOther("/account", cookies: [cookie])

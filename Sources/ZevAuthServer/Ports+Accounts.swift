@@ -1,14 +1,111 @@
 import Authorize
+import Foundation
 import PostgresStore
 
-/// The store ports of ZevID accounts (users, browser sessions, TOTP, MFA challenges, connected apps): one existential per use case's
-/// protocol, so handlers can be tested in process with fakes (Tests/ZevAuthTesting).
+/// The store ports of ZevID accounts (users, browser sessions, TOTP, MFA challenges, connected apps): one
+/// existential per use case's protocol (Sources/Authorize/Accounts), so handlers can be tested in process
+/// with fakes (Tests/ZevAuthTesting/Fakes+Accounts.swift).
 public struct AccountsPorts: Sendable {
-    /// No ports yet: handlers of this area still reach `ServerContext.store`.
-    public init() {}
+    /// `CreateUser` and `SignUp`.
+    public var createUser: any CreateUserStore
+    /// `AccountSignIn` (the password check).
+    public var signIn: any AccountSignInStore
+    /// `BrowserSignIn` (second-factor challenge or browser session after a correct password).
+    public var browserSignIn: any BrowserSignInStore
+    /// `CurrentAccount` (the signed-in browser).
+    public var current: any CurrentAccountStore
+    /// `AccountOverview` (the account page).
+    public var overview: any AccountOverviewStore
+    /// `ChangePassword`.
+    public var changePassword: any ChangePasswordStore
+    /// `SignOut`.
+    public var signOut: any SignOutStore
+    /// `SignOutEverywhere`.
+    public var signOutEverywhere: any SignOutEverywhereStore
+    /// `RemoveConnectedApp`.
+    public var removeApp: any RemoveConnectedAppStore
+    /// `TOTPEnrolment`.
+    public var totpEnrolment: any TOTPEnrolmentStore
+    /// `VerifySecondFactor`.
+    public var secondFactor: any SecondFactorStore
+    /// `MFAChallenge`.
+    public var mfaChallenges: any MFAChallengeStore
+    /// `CloseUser`.
+    public var closeUser: any CloseUserStore
 
-    /// Every port of this area backed by PostgreSQL.
+    /// Every port answering `StoreUnavailable`, for contexts built without this area (their requests answer 503).
+    public init() {
+        self.init(all: UnconfiguredAccounts())
+    }
+
+    /// Every port served by one value (a test's fake, usually).
+    public init(all store: some AllAccountStores) {
+        createUser = store
+        signIn = store
+        browserSignIn = store
+        current = store
+        overview = store
+        changePassword = store
+        signOut = store
+        signOutEverywhere = store
+        removeApp = store
+        totpEnrolment = store
+        secondFactor = store
+        mfaChallenges = store
+        closeUser = store
+    }
+
+    /// Every port backed by PostgreSQL: `accounts`, `browserSessions`, `mfa` and `accountSessions`.
     public init(_ store: PostgresStore) {
         self.init()
+        let accounts = store.accounts
+        let both = store.accountSessions
+        createUser = accounts
+        signIn = accounts
+        browserSignIn = both
+        current = both
+        overview = both
+        changePassword = accounts
+        signOut = store.browserSessions
+        signOutEverywhere = accounts
+        removeApp = accounts
+        totpEnrolment = store.mfa
+        secondFactor = store.mfa
+        mfaChallenges = store.mfa
+        closeUser = accounts
     }
+}
+
+/// Every store protocol of the accounts area, for a fake that serves them all.
+public typealias AllAccountStores = CreateUserStore & AccountSignInStore & BrowserSignInStore & CurrentAccountStore
+    & AccountOverviewStore & ChangePasswordStore & SignOutStore & SignOutEverywhereStore & RemoveConnectedAppStore
+    & TOTPEnrolmentStore & SecondFactorStore & MFAChallengeStore & CloseUserStore
+
+/// The ports of a context built without accounts: every call is `StoreUnavailable`.
+struct UnconfiguredAccounts: AllAccountStores {
+    private func unavailable() -> StoreUnavailable { StoreUnavailable(reason: "accounts_not_configured") }
+    func createUser(email: EmailAddress, name: DisplayName, passwordHash: String, now: Date) throws -> UserRecord { throw unavailable() }
+    func user(emailKey: String) throws -> UserRecord? { throw unavailable() }
+    func totpFactor(userID: String) throws -> TOTPFactorRecord? { throw unavailable() }
+    func createMFAChallenge(
+        userID: String, browserBindingHash: String, authorizationRequestID: String?, now: Date, lifetimeSeconds: Double
+    ) throws -> String { throw unavailable() }
+    func createBrowserSession(tokenHash: String, userID: String, now: Date) throws -> String { throw unavailable() }
+    func browserSession(tokenHash: String) throws -> BrowserSessionRecord? { throw unavailable() }
+    func user(id: String) throws -> UserRecord? { throw unavailable() }
+    func connectedApps(userID: String) throws -> [ConnectedApp] { throw unavailable() }
+    func unusedRecoveryCodes(userID: String) throws -> Int { throw unavailable() }
+    func changePassword(userID: String, passwordHash: String, newBrowserSessionTokenHash: String, now: Date) throws -> String {
+        throw unavailable()
+    }
+    func endBrowserSession(id: String, now: Date) throws -> Int { throw unavailable() }
+    func signOutEverywhere(userID: String, now: Date) throws { throw unavailable() }
+    func removeApp(userID: String, environmentID: String, now: Date) throws -> Int { throw unavailable() }
+    func beginTOTPEnrolment(userID: String, secretSealed: String, now: Date) throws -> Bool { throw unavailable() }
+    func confirmTOTP(userID: String, step: Int64, recoveryCodeHashes: [String], now: Date) throws -> Bool { throw unavailable() }
+    func useTOTPStep(userID: String, step: Int64) throws -> Bool { throw unavailable() }
+    func useRecoveryCode(userID: String, codeHash: String, now: Date) throws -> Bool { throw unavailable() }
+    func mfaChallenge(id: String) throws -> MFAChallengeRecord? { throw unavailable() }
+    func completeMFAChallenge(id: String, browserSessionTokenHash: String, now: Date) throws -> String? { throw unavailable() }
+    func closeUser(id: String, now: Date) throws -> (UserRecord, Date)? { throw unavailable() }
 }

@@ -8,20 +8,20 @@ import Foundation
 /// one), with no control character (Unicode category Cc) and no bidirectional control (U+061C, U+200E,
 /// U+200F, U+202A–U+202E, U+2066–U+2069: `Unicode.Scalar.Properties.isBidiControl`), which could make an
 /// app name read differently on the consent page (Unicode Technical Report #36 §2.1).
-struct DisplayName: Sendable, Equatable {
+public struct DisplayName: Sendable, Equatable {
     /// The name, trimmed.
-    let text: String
+    public let text: String
 
     /// The most Unicode scalars a name may have.
-    static let maximumLength = 200
+    public static let maximumLength = 200
 
     /// What the admin API says after the field name (`name must be …`).
-    static let rule = "must be 1 to \(maximumLength) characters without control or bidirectional-control characters"
+    public static let rule = "must be 1 to \(maximumLength) characters without control or bidirectional-control characters"
 
     /// Parses a name as received.
     /// - Parameter raw: the field's value.
     /// - Returns: nil when, trimmed, it is empty, longer than 200 scalars, or holds a refused character.
-    init?(_ raw: String) {
+    public init?(_ raw: String) {
         let text = raw.trimmingCharacters(in: .whitespacesAndNewlines)
         let scalars = text.unicodeScalars
         guard !scalars.isEmpty, scalars.count <= Self.maximumLength, !scalars.contains(where: Self.isRefused) else { return nil }
@@ -29,7 +29,7 @@ struct DisplayName: Sendable, Equatable {
     }
 
     /// Cc controls and bidirectional controls.
-    static func isRefused(_ scalar: Unicode.Scalar) -> Bool {
+    public static func isRefused(_ scalar: Unicode.Scalar) -> Bool {
         scalar.properties.generalCategory == .control || scalar.properties.isBidiControl
     }
 }

@@ -1,0 +1,59 @@
+import Authorize
+import Encoding
+import Foundation
+import HTTPServer
+
+/// A ZevID account as the admin API shows it (docs/protocol.md#admin-api): `{"id","email","name"}`, and
+/// `closedAt` (RFC 3339) once closed.
+struct UserBody: JSONEncodable {
+    let user: UserRecord
+    let closedAt: Date?
+
+    init(_ user: UserRecord, closedAt: Date? = nil) {
+        self.user = user
+        self.closedAt = closedAt
+    }
+
+    func encode(to writer: inout JSONWriter) {
+        writer.object { object in
+            object.field("id", user.id)
+            object.field("email", user.email)
+            object.field("name", user.name)
+            object.fieldIfPresent("closedAt", closedAt.map(Wire.timestamp))
+        }
+    }
+}
+
+/// The operator's account calls of the admin API (the routes are registered with the round trip's).
+extension AdminHandlers {
+    /// `POST /v1/admin/users {"email","password","name"}` → 201 `{"id","email","name"}`; 409 when the email
+    /// has an account. Each field is parsed here, once, into its type (`EmailAddress`, `NewPassword`,
+    /// `DisplayName`), then `CreateUser` decides.
+    func createUser(_ request: HTTPRequest) throws -> HTTPResponse {
+        switch try actor(request) {
+        case .none: return Self.invalidToken
+        case .environment: return Wire.error(.forbidden, "Only the operator token may do this.")
+        case .operator: break
+        }
+        guard let body = JSONObjectBody(request.body) else { return Self.badBody }
+        guard case .value(let rawEmail) = body.string("email") else { return Self.invalidField("email", "is required (a string)") }
+        guard case .value(let rawPassword) = body.string("password") else { return Self.invalidField("password", "is required (a string)") }
+        guard case .value(let rawName) = body.string("name") else { return Self.invalidField("name", "is required (a string)") }
+        let email: EmailAddress
+        switch EmailAddress.parse(rawEmail) {
+        case .failure(let problem): return Self.invalidField("email", problem.explanation)
+        case .success(let address): email = address
+        }
+        let password: NewPassword
+        switch NewPassword.parse(rawPassword) {
+        case .failure(let problem): return Self.invalidField("password", problem.explanation)
+        case .success(let value): password = value
+        }
+        guard let name = DisplayName(rawName) else { return Self.invalidField("name", DisplayName.rule) }
+        let create = CreateUser(store: context.accounts.createUser, passwords: context.accountPasswords)
+        switch try create(email: email, name: name, password: password, now: context.clock.now()) {
+        case .created(let user): return Wire.json(status: 201, UserBody(user))
+        case .addressTaken: return Wire.error(.conflict, "An account with this email already exists.", status: 409)
+        }
+    }
+}
