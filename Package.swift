@@ -51,7 +51,7 @@ let package = Package(
 
         // MARK: Tests
         .target(
-            name: "ZevAuthTesting", dependencies: ["ZevAuthServer", "Postgres", "Authorize", "Crypto", "Fetch"],
+            name: "ZevAuthTesting", dependencies: ["ZevAuthServer", "Postgres", "Authorize", "Association", "Crypto", "Fetch"],
             path: "Tests/ZevAuthTesting"),
         .testTarget(name: "EncodingTests", dependencies: ["Encoding"]),
         .testTarget(name: "PKCETests", dependencies: ["PKCE", "Crypto"]),

@@ -38,7 +38,8 @@ public struct AssociationFiles: Sendable {
                 }
             }
         }
-        return GeneratedFiles(aasa: try AssociationGenerator.appleAppSiteAssociation(ios), assetLinks: AssociationGenerator.assetLinks(android))
+        return GeneratedFiles(
+            aasa: try AssociationGenerator.appleAppSiteAssociation(ios), assetLinks: AssociationGenerator.assetLinks(android))
     }
 
     /// The files of one project's domain (the admin preview), or nil when the project has no such domain.

@@ -167,7 +167,9 @@ public struct LinkCheck: Sendable {
     public func check(domain: String, leaseOwner: String?, now: Date) throws -> [LinkStateRecord] {
         let subjects = try store.domainSubjects(domain: domain)
         guard !subjects.isEmpty else {
-            if let leaseOwner { try store.releaseLease(domain: domain, owner: leaseOwner, nextCheckAt: Self.nextDailyCheck(now, jitter: jitter())) }
+            if let leaseOwner {
+                try store.releaseLease(domain: domain, owner: leaseOwner, nextCheckAt: Self.nextDailyCheck(now, jitter: jitter()))
+            }
             return []
         }
         let previous = try store.linkStates(domain: domain)
@@ -271,7 +273,8 @@ public struct LinkCheck: Sendable {
                 return .failed(status: nil, problem: problem(.tlsError, "\(url): \(message)."), transient: false)
             case .tooLarge(let limit):
                 return .failed(
-                    status: nil, problem: problem(.tooLarge, "\(url) is larger than \(limit) bytes, the platform's limit."), transient: false)
+                    status: nil, problem: problem(.tooLarge, "\(url) is larger than \(limit) bytes, the platform's limit."),
+                    transient: false)
             case .connectionFailed(let message):
                 return .failed(
                     status: nil, problem: problem(.httpStatus, "\(url) gave no HTTP response: \(message) (retried before it counts)."),

@@ -24,13 +24,15 @@ public struct PostgresApps: Sendable {
         let identity: AppIdentity
         switch Platform(rawValue: try row.string("platform")) {
         case .ios:
-            identity = .ios(IOSApp(teamID: TeamID(stored: try row.string("team_id")), bundleID: BundleID(stored: try row.string("bundle_id"))))
+            identity = .ios(
+                IOSApp(teamID: TeamID(stored: try row.string("team_id")), bundleID: BundleID(stored: try row.string("bundle_id"))))
         case .android:
             let fingerprints = try row.string("fingerprints")
             identity = .android(
                 AndroidApp(
                     packageName: PackageName(stored: try row.string("package_name")),
-                    fingerprints: fingerprints.isEmpty ? [] : fingerprints.split(separator: ",").map { CertificateFingerprint(stored: String($0)) }
+                    fingerprints: fingerprints.isEmpty
+                        ? [] : fingerprints.split(separator: ",").map { CertificateFingerprint(stored: String($0)) }
                 ))
         case nil:
             throw PostgresError(kind: .query, message: "column \"platform\" holds an unknown platform")
@@ -94,7 +96,8 @@ public struct PostgresApps: Sendable {
         }
     }
 
-    private static func insertFingerprints(_ connection: PostgresConnection, appID: String, _ fingerprints: [CertificateFingerprint]) throws {
+    private static func insertFingerprints(_ connection: PostgresConnection, appID: String, _ fingerprints: [CertificateFingerprint]) throws
+    {
         for (position, fingerprint) in fingerprints.enumerated() {
             try connection.query(
                 "INSERT INTO android_fingerprints (app_id, fingerprint, position) VALUES ($1, $2, $3)",

@@ -117,7 +117,8 @@ public struct PostgresLinkChecks: Sendable {
                         covered_paths = EXCLUDED.covered_paths
                     """,
                     [
-                        state.appID, check.domain, state.status.rawValue, now, SQLTime.parameter(check.nextCheckAt), Self.json(state.problems),
+                        state.appID, check.domain, state.status.rawValue, now, SQLTime.parameter(check.nextCheckAt),
+                        Self.json(state.problems),
                         Self.jsonText(state.coveredPaths),
                     ])
             }
@@ -257,7 +258,9 @@ extension PostgresLinkChecks: LinkCheckStore, LinkScheduleStore {
     }
 
     /// See `PostgresApps.domainSubjects`.
-    public func domainSubjects(domain: String) throws -> [DomainSubject] { try PostgresApps(pool: pool.pool).domainSubjects(domain: domain) }
+    public func domainSubjects(domain: String) throws -> [DomainSubject] {
+        try PostgresApps(pool: pool.pool).domainSubjects(domain: domain)
+    }
 }
 
 extension PostgresStore {

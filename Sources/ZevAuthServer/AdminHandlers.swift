@@ -72,7 +72,8 @@ struct AdminHandlers: Sendable {
         guard let body = JSONObjectBody(request.body) else { return Self.badBody }
         guard case .value(let rawName) = body.string("name") else { return Self.invalidField("name", "is required (a string)") }
         guard let name = DisplayName(rawName)?.text else { return Self.invalidField("name", DisplayName.rule) }
-        let project = try CreateProject(store: context.tenancy.projectCreation, secrets: context.secrets)(name: name, now: context.clock.now())
+        let project = try CreateProject(store: context.tenancy.projectCreation, secrets: context.secrets)(
+            name: name, now: context.clock.now())
         return Wire.json(status: 201, CreatedProjectBody(project: project))
     }
 

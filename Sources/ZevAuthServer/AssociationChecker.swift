@@ -12,7 +12,8 @@ struct AssociationChecker: Sendable {
     init(context: ServerContext) {
         let fetcher =
             context.tenancy.fetcher
-            ?? HTTPSAssociationFetcher(fetcher: HTTPSFetcher(configuration: context.configuration.outbound), port: context.configuration.outboundPort)
+            ?? HTTPSAssociationFetcher(
+                fetcher: HTTPSFetcher(configuration: context.configuration.outbound), port: context.configuration.outboundPort)
         self.fetcher = fetcher
         self.clock = context.clock
         self.linkCheck = LinkCheck(store: context.tenancy.linkChecks, fetcher: fetcher)

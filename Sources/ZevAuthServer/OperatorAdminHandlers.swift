@@ -39,9 +39,10 @@ struct OperatorAdminHandlers: Sendable {
         guard let email = EmailAddress(raw) else { return AdminHandlers.invalidField("email", "must be an email address") }
         // The account lookup is the accounts area's store (`ServerContext.store` until it has its port).
         let user = try context.store.user(emailNormalized: email.key)
-        let items: [JSONValue] = user.map {
-            [["id": .string($0.id), "email": .string($0.email), "name": .string($0.name), "closed": .bool($0.closed)]]
-        } ?? []
+        let items: [JSONValue] =
+            user.map {
+                [["id": .string($0.id), "email": .string($0.email), "name": .string($0.name), "closed": .bool($0.closed)]]
+            } ?? []
         return Wire.json(status: 200, ListBody(items: items, nextCursor: nil))
     }
 }

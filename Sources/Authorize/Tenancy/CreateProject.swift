@@ -58,7 +58,8 @@ public struct CreateProject: Sendable {
         let secret = try secrets.mintToken(prefix: kind.secretKeyPrefix)
         let publishable = try secrets.mintToken(prefix: kind.publishableKeyPrefix)
         return (
-            NewEnvironmentKeys(publishableKey: publishable, secretKeyHash: secrets.digest(secret), secretKeySuffix: String(secret.suffix(4))),
+            NewEnvironmentKeys(
+                publishableKey: publishable, secretKeyHash: secrets.digest(secret), secretKeySuffix: String(secret.suffix(4))),
             CreatedProject.IssuedKeys(publishableKey: publishable, secretKey: secret)
         )
     }

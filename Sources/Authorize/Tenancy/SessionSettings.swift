@@ -104,4 +104,7 @@ public struct UpdateSessionSettings: Sendable {
 public struct SessionSettingOutOfBounds: Error, Sendable, Equatable {
     /// The setting.
     public let setting: SessionSetting
+
+    /// - Parameter setting: the setting out of bounds.
+    public init(setting: SessionSetting) { self.setting = setting }
 }
