@@ -3,7 +3,6 @@ import Crypto
 import Encoding
 import Foundation
 import HTTPServer
-import PostgresStore
 
 /// Who is calling the admin API: the operator (the deployment) or an environment's secret key.
 /// Source: docs/protocol.md#admin-api.
@@ -79,11 +78,11 @@ struct AdminHandlers: Sendable {
 
     /// Fresh keys of one environment: the stored form and the secret key (shown once).
     static func newKeys(publishablePrefix: String, secretPrefix: String) throws -> (
-        stored: PostgresStore.NewEnvironmentKeys, secret: String
+        stored: NewEnvironmentKeys, secret: String
     ) {
         let secret = try Crypto.mintToken(prefix: secretPrefix)
         return (
-            PostgresStore.NewEnvironmentKeys(
+            NewEnvironmentKeys(
                 publishableKey: try Crypto.mintToken(prefix: publishablePrefix), secretKeyHash: Crypto.hexSHA256(secret),
                 secretKeySuffix: String(secret.suffix(4))), secret
         )
