@@ -35,7 +35,7 @@ let package = Package(
         .target(name: "Association", dependencies: ["Encoding"]),
 
         // MARK: Storage, server, executable
-        .target(name: "PostgresStore", dependencies: ["Postgres", "Authorize", "Association"], resources: []),
+        .target(name: "PostgresStore", dependencies: ["Postgres", "Authorize", "Association", "Encoding"], resources: []),
         .target(
             name: "ZevAuthServer",
             dependencies: [

@@ -1,5 +1,6 @@
 import Association
 import Authorize
+import Encoding
 import Foundation
 import Postgres
 
@@ -23,14 +24,12 @@ public struct PostgresLinkChecks: Sendable {
         }
     }
 
-    static func json(_ problems: [LinkProblemRecord]) -> String {
-        jsonText(problems.map { ["code": $0.code, "message": $0.message, "blocking": $0.blocking] as [String: Any] })
+    static func json(_ problems: [LinkProblemRecord]) -> JSONValue {
+        .array(problems.map { ["code": .string($0.code), "message": .string($0.message), "blocking": .bool($0.blocking)] })
     }
 
-    static func jsonText(_ value: Any) -> String {
-        let data = (try? JSONSerialization.data(withJSONObject: value, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data("[]".utf8)
-        return String(decoding: data, as: UTF8.self)
-    }
+    /// JSON text for a `jsonb` parameter.
+    static func jsonText(_ value: some JSONEncodable) -> String { String(decoding: JSONWriter.encode(value), as: UTF8.self) }
 
     /// A JSON array of strings as text (from `array_to_json`), or [] when absent.
     static func stringArray(_ text: String?) -> [String] {
@@ -85,15 +84,16 @@ public struct PostgresLinkChecks: Sendable {
     /// apps no longer judged there are removed), and the domain's schedule (the lease is released when
     /// `leaseOwner` holds it).
     public func recordCheck(_ check: LinkCheckRecord) throws {
-        var results: [String: Any] = [:]
-        for state in check.states {
-            results[state.appID] =
-                [
-                    "status": state.status.rawValue,
-                    "problems": state.problems.map { ["code": $0.code, "message": $0.message, "blocking": $0.blocking] as [String: Any] },
-                    "coveredPaths": state.coveredPaths,
-                ] as [String: Any]
-        }
+        let results = JSONValue.object(
+            check.states.map { state in
+                (
+                    state.appID,
+                    [
+                        "status": .string(state.status.rawValue), "problems": Self.json(state.problems),
+                        "coveredPaths": .array(state.coveredPaths.map(JSONValue.string)),
+                    ]
+                )
+            })
         let now = SQLTime.parameter(check.checkedAt)
         try pool.transaction { connection in
             try connection.query(
@@ -118,7 +118,7 @@ public struct PostgresLinkChecks: Sendable {
                     """,
                     [
                         state.appID, check.domain, state.status.rawValue, now, SQLTime.parameter(check.nextCheckAt),
-                        Self.json(state.problems),
+                        Self.jsonText(Self.json(state.problems)),
                         Self.jsonText(state.coveredPaths),
                     ])
             }
@@ -165,7 +165,7 @@ public struct PostgresLinkChecks: Sendable {
     /// scheduled domain due now when a link callback or an app was added there since its last check.
     public func syncSchedule(now: Date) throws {
         // The host of each link callback of an environment with apps, read from its parsed URI.
-        var targets: [[String: String]] = []
+        var targets: [JSONValue] = []
         for row in try pool.query(
             """
             SELECT c.id, c.uri FROM callbacks c
@@ -173,7 +173,7 @@ public struct PostgresLinkChecks: Sendable {
             """
         ).rows {
             guard let host = PostgresApps.linkTarget(try row.string("uri"))?.host else { continue }
-            targets.append(["domain": host, "callback_id": try row.string("id")])
+            targets.append(["domain": .string(host), "callback_id": .string(try row.string("id"))])
         }
         guard !targets.isEmpty else { return }
         let hosts = Self.jsonText(targets)
