@@ -35,7 +35,7 @@ let package = Package(
         .target(name: "Association", dependencies: ["Encoding"]),
 
         // MARK: Storage, server, executable
-        .target(name: "PostgresStore", dependencies: ["Postgres", "Authorize"], resources: []),
+        .target(name: "PostgresStore", dependencies: ["Postgres", "Authorize", "Association", "Encoding"], resources: []),
         .target(
             name: "ZevAuthServer",
             dependencies: [
@@ -51,7 +51,7 @@ let package = Package(
 
         // MARK: Tests
         .target(
-            name: "ZevAuthTesting", dependencies: ["ZevAuthServer", "Postgres", "Authorize", "Crypto", "Fetch"],
+            name: "ZevAuthTesting", dependencies: ["ZevAuthServer", "Postgres", "Authorize", "Association", "Crypto", "Fetch"],
             path: "Tests/ZevAuthTesting"),
         .testTarget(name: "EncodingTests", dependencies: ["Encoding"]),
         .testTarget(name: "PKCETests", dependencies: ["PKCE", "Crypto"]),

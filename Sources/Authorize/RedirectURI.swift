@@ -382,3 +382,15 @@ public struct RedirectURI: Sendable, Equatable {
         byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte + 32 : byte
     }
 }
+
+extension RedirectURI {
+    /// Whether `scheme` is a private-use scheme this server accepts for a custom-scheme redirect: the same
+    /// rule `parse` applies (RFC 8252 §7.1 and §8.4: reverse-domain with at least one `.` and no empty label,
+    /// lower case, RFC 3986 §3.1 characters, not `http`, `https` or a forbidden scheme), so the operator's
+    /// production exception (`productionCustomScheme`, docs/protocol.md#admin-calls) can name only a scheme a
+    /// callback can use.
+    public static func isPrivateUseScheme(_ scheme: String) -> Bool {
+        guard case .success(let uri) = parse(scheme + ":/") else { return false }
+        return uri.kind == .customScheme && uri.scheme == scheme
+    }
+}

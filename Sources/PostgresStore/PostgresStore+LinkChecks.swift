@@ -1,10 +1,19 @@
+import Association
+import Authorize
+import Encoding
 import Foundation
 import Postgres
 
 /// Association checks: each app's link state, the history of every check, and the per-domain schedule
 /// whose leases keep several instances from checking one domain at once (docs/protocol.md#link-check-schedule:
-/// checked when an app is added, when asked, and at least once a day).
-extension PostgresStore {
+/// checked when an app is added, when asked, and at least once a day). One type for the aggregate,
+/// conforming to the link check's and the scheduler's stores; every statement runs inside `PostgresEdge.run`.
+public struct PostgresLinkChecks: Sendable {
+    let pool: EdgePool
+
+    /// - Parameter pool: the connection pool every statement goes through.
+    public init(pool: PostgresPool) { self.pool = EdgePool(pool: pool) }
+
     // MARK: Link states
 
     static func problems(fromJSON text: String?) -> [LinkProblemRecord] {
@@ -15,19 +24,25 @@ extension PostgresStore {
         }
     }
 
-    static func json(_ problems: [LinkProblemRecord]) -> String {
-        jsonText(problems.map { ["code": $0.code, "message": $0.message, "blocking": $0.blocking] as [String: Any] })
+    static func json(_ problems: [LinkProblemRecord]) -> JSONValue {
+        .array(problems.map { ["code": .string($0.code), "message": .string($0.message), "blocking": .bool($0.blocking)] })
     }
 
-    static func jsonText(_ value: Any) -> String {
-        let data = (try? JSONSerialization.data(withJSONObject: value, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data("[]".utf8)
-        return String(decoding: data, as: UTF8.self)
+    /// JSON text for a `jsonb` parameter.
+    static func jsonText(_ value: some JSONEncodable) -> String { String(decoding: JSONWriter.encode(value), as: UTF8.self) }
+
+    /// A JSON array of strings as text (from `array_to_json`), or [] when absent.
+    static func stringArray(_ text: String?) -> [String] {
+        (try? JSONSerialization.jsonObject(with: Data((text ?? "[]").utf8))) as? [String] ?? []
     }
 
     private static func linkState(from row: PostgresRow) throws -> LinkStateRecord {
-        let paths = (try? JSONSerialization.jsonObject(with: Data((row["covered_paths"] ?? "[]").utf8))) as? [String] ?? []
+        let paths = stringArray(row["covered_paths"])
+        guard let status = LinkStatus(rawValue: try row.string("status")) else {
+            throw PostgresError(kind: .query, message: "column \"status\" holds an unknown link status")
+        }
         return LinkStateRecord(
-            appID: try row.string("app_id"), domain: try row.string("domain"), status: try row.string("status"),
+            appID: try row.string("app_id"), domain: try row.string("domain"), status: status,
             checkedAt: try row.optionalDate("checked_at"), nextCheckAt: try row.optionalDate("next_check_at"),
             problems: problems(fromJSON: row["problems"]), coveredPaths: paths)
     }
@@ -63,65 +78,22 @@ extension PostgresStore {
         return result
     }
 
-    /// The platforms (`ios`, `android`) for which this environment has an app verified on some domain:
-    /// the consent page names the device only then.
-    public func verifiedPlatforms(environmentID: String) throws -> Set<String> {
-        Set(
-            try pool.query(
-                """
-                SELECT DISTINCT a.platform FROM mobile_apps a JOIN app_link_states s ON s.app_id = a.id
-                WHERE a.environment_id = $1 AND s.status = 'verified'
-                """, [environmentID]
-            ).rows.map { try $0.string("platform") })
-    }
-
     // MARK: Recording a check
-
-    /// The outcome of checking one domain, ready to store.
-    public struct CheckRecord: Sendable {
-        public let domain: String
-        public let checkedAt: Date
-        public let aasaStatus: Int?
-        public let assetlinksStatus: Int?
-        /// Whether a fetch failed transiently (timeout, DNS, 5xx, refused connection).
-        public let transient: Bool
-        /// The new state of every app judged on this domain.
-        public let states: [LinkStateRecord]
-        public let nextCheckAt: Date
-        public let consecutiveTransientFailures: Int
-        /// The scheduler instance whose lease this check ran under, or nil for an on-demand check.
-        public let leaseOwner: String?
-
-        /// Creates a check record.
-        public init(
-            domain: String, checkedAt: Date, aasaStatus: Int?, assetlinksStatus: Int?, transient: Bool, states: [LinkStateRecord],
-            nextCheckAt: Date, consecutiveTransientFailures: Int, leaseOwner: String?
-        ) {
-            self.domain = domain
-            self.checkedAt = checkedAt
-            self.aasaStatus = aasaStatus
-            self.assetlinksStatus = assetlinksStatus
-            self.transient = transient
-            self.states = states
-            self.nextCheckAt = nextCheckAt
-            self.consecutiveTransientFailures = consecutiveTransientFailures
-            self.leaseOwner = leaseOwner
-        }
-    }
 
     /// Stores one check in one transaction: a history row, each app's new state on the domain (states of
     /// apps no longer judged there are removed), and the domain's schedule (the lease is released when
     /// `leaseOwner` holds it).
-    public func recordCheck(_ check: CheckRecord) throws {
-        var results: [String: Any] = [:]
-        for state in check.states {
-            results[state.appID] =
-                [
-                    "status": state.status,
-                    "problems": state.problems.map { ["code": $0.code, "message": $0.message, "blocking": $0.blocking] as [String: Any] },
-                    "coveredPaths": state.coveredPaths,
-                ] as [String: Any]
-        }
+    public func recordCheck(_ check: LinkCheckRecord) throws {
+        let results = JSONValue.object(
+            check.states.map { state in
+                (
+                    state.appID,
+                    [
+                        "status": .string(state.status.rawValue), "problems": Self.json(state.problems),
+                        "coveredPaths": .array(state.coveredPaths.map(JSONValue.string)),
+                    ]
+                )
+            })
         let now = SQLTime.parameter(check.checkedAt)
         try pool.transaction { connection in
             try connection.query(
@@ -145,7 +117,8 @@ extension PostgresStore {
                         covered_paths = EXCLUDED.covered_paths
                     """,
                     [
-                        state.appID, check.domain, state.status, now, SQLTime.parameter(check.nextCheckAt), Self.json(state.problems),
+                        state.appID, check.domain, state.status.rawValue, now, SQLTime.parameter(check.nextCheckAt),
+                        Self.jsonText(Self.json(state.problems)),
                         Self.jsonText(state.coveredPaths),
                     ])
             }
@@ -191,22 +164,34 @@ extension PostgresStore {
     /// Puts every link domain that has apps to judge on the schedule (due now when new), and makes a
     /// scheduled domain due now when a link callback or an app was added there since its last check.
     public func syncSchedule(now: Date) throws {
-        let host = Self.linkHostSQL
+        // The host of each link callback of an environment with apps, read from its parsed URI.
+        var targets: [JSONValue] = []
+        for row in try pool.query(
+            """
+            SELECT c.id, c.uri FROM callbacks c
+            WHERE c.kind = 'link' AND EXISTS (SELECT 1 FROM mobile_apps a WHERE a.environment_id = c.environment_id)
+            """
+        ).rows {
+            guard let host = PostgresApps.linkTarget(try row.string("uri"))?.host else { continue }
+            targets.append(["domain": .string(host), "callback_id": .string(try row.string("id"))])
+        }
+        guard !targets.isEmpty else { return }
+        let hosts = Self.jsonText(targets)
         try pool.query(
             """
             INSERT INTO link_domain_schedule (domain, next_check_at)
-            SELECT DISTINCT \(host), to_timestamp($1::float8) FROM callbacks c
-            JOIN mobile_apps a ON a.environment_id = c.environment_id WHERE c.kind = 'link'
+            SELECT DISTINCT t.domain, to_timestamp($1::float8) FROM jsonb_to_recordset($2::jsonb) AS t(domain text, callback_id uuid)
             ON CONFLICT (domain) DO NOTHING
-            """, [SQLTime.parameter(now)])
+            """, [SQLTime.parameter(now), hosts])
         try pool.query(
             """
             UPDATE link_domain_schedule s SET next_check_at = to_timestamp($1::float8)
             WHERE s.next_check_at > to_timestamp($1::float8) AND s.last_checked_at IS NOT NULL AND EXISTS (
-                SELECT 1 FROM callbacks c JOIN mobile_apps a ON a.environment_id = c.environment_id
-                WHERE c.kind = 'link' AND \(host) = s.domain
+                SELECT 1 FROM jsonb_to_recordset($2::jsonb) AS t(domain text, callback_id uuid)
+                JOIN callbacks c ON c.id = t.callback_id JOIN mobile_apps a ON a.environment_id = c.environment_id
+                WHERE t.domain = s.domain
                   AND (c.created_at > s.last_checked_at OR a.created_at > s.last_checked_at))
-            """, [SQLTime.parameter(now)])
+            """, [SQLTime.parameter(now), hosts])
     }
 
     /// Claims up to `limit` domains due by `dueBy` (default `now`) for `owner`, in one statement:
@@ -247,4 +232,38 @@ extension PostgresStore {
             WHERE domain = $1 AND lease_owner = $2
             """, [domain, owner, SQLTime.parameter(nextCheckAt)])
     }
+}
+
+/// The pool seen through the store's edge: every statement runs inside `PostgresEdge.run`, so a
+/// connection failure or a pool timeout leaves as `StoreUnavailable`.
+struct EdgePool: Sendable {
+    let pool: PostgresPool
+
+    /// Runs one statement (see `PostgresPool.query`).
+    @discardableResult
+    func query(_ sql: String, _ parameters: [String?] = []) throws -> PostgresResult {
+        try PostgresEdge.run { try pool.query(sql, parameters) }
+    }
+
+    /// Runs `body` in one transaction (see `PostgresPool.transaction`).
+    func transaction<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
+        try PostgresEdge.run { try pool.transaction(body) }
+    }
+}
+
+extension PostgresLinkChecks: LinkCheckStore, LinkScheduleStore {
+    /// See `PostgresApps.linkDomains`.
+    public func linkDomains(environmentID: String) throws -> [String] {
+        try PostgresApps(pool: pool.pool).linkDomains(environmentID: environmentID)
+    }
+
+    /// See `PostgresApps.domainSubjects`.
+    public func domainSubjects(domain: String) throws -> [DomainSubject] {
+        try PostgresApps(pool: pool.pool).domainSubjects(domain: domain)
+    }
+}
+
+extension PostgresStore {
+    /// The link checks' aggregate (states, history, schedule).
+    public var linkChecks: PostgresLinkChecks { PostgresLinkChecks(pool: pool) }
 }

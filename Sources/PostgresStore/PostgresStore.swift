@@ -1,3 +1,4 @@
+import Association
 import Authorize
 import Foundation
 import Postgres
@@ -14,79 +15,7 @@ public final class PostgresStore: Sendable {
         self.pool = pool
     }
 
-    // MARK: - Tenancy and keys
-
-    /// Credentials of one environment at creation: the publishable key and the secret key's hash.
-    public struct NewEnvironmentKeys: Sendable {
-        public let publishableKey: String
-        public let secretKeyHash: String
-        public let secretKeySuffix: String
-        public init(publishableKey: String, secretKeyHash: String, secretKeySuffix: String) {
-            self.publishableKey = publishableKey
-            self.secretKeyHash = secretKeyHash
-            self.secretKeySuffix = secretKeySuffix
-        }
-    }
-
-    /// Creates a project with its development and production environments and one secret key each, in
-    /// one transaction.
-    /// - Returns: the project's id.
-    /// - Throws: `PostgresError`.
-    public func createProject(name: String, development: NewEnvironmentKeys, production: NewEnvironmentKeys, now: Date) throws -> String {
-        try pool.transaction { connection in
-            let project = try connection.query(
-                "INSERT INTO projects (name, created_at) VALUES ($1, to_timestamp($2::float8)) RETURNING id",
-                [name, SQLTime.parameter(now)])
-            let projectID = try project.rows[0].string("id")
-            for (kind, keys) in [("development", development), ("production", production)] {
-                try connection.query(
-                    """
-                    WITH environment AS (
-                        INSERT INTO environments (project_id, kind, publishable_key) VALUES ($1, $2, $3) RETURNING id
-                    )
-                    INSERT INTO secret_keys (environment_id, key_hash, key_suffix, created_at)
-                    SELECT id, $4, $5, to_timestamp($6::float8) FROM environment
-                    """,
-                    [projectID, kind, keys.publishableKey, keys.secretKeyHash, keys.secretKeySuffix, SQLTime.parameter(now)])
-            }
-            return projectID
-        }
-    }
-
-    static let environmentColumns = """
-        e.id, e.project_id, p.name AS project_name, e.kind, e.publishable_key, e.session_max_age_days,
-        e.session_idle_days, e.access_token_ttl_minutes, e.refresh_reuse_grace_seconds
-        """
-
-    static func environment(from row: PostgresRow) throws -> EnvironmentRecord {
-        EnvironmentRecord(
-            id: try row.string("id"), projectID: try row.string("project_id"), projectName: try row.string("project_name"),
-            kind: try row.string("kind"), publishableKey: try row.string("publishable_key"),
-            sessionMaxAgeDays: try row.int("session_max_age_days"), sessionIdleDays: try row.int("session_idle_days"),
-            accessTokenTTLMinutes: try row.int("access_token_ttl_minutes"),
-            refreshReuseGraceSeconds: try row.int("refresh_reuse_grace_seconds"))
-    }
-
-    /// The environment whose unrevoked secret key hashes to `secretKeyHash`.
-    public func environment(secretKeyHash: String) throws -> EnvironmentRecord? {
-        let result = try pool.query(
-            """
-            SELECT \(Self.environmentColumns) FROM secret_keys k
-            JOIN environments e ON e.id = k.environment_id JOIN projects p ON p.id = e.project_id
-            WHERE k.key_hash = $1 AND k.revoked_at IS NULL
-            """, [secretKeyHash])
-        return try result.first.map(Self.environment(from:))
-    }
-
-    /// The environment whose publishable key (OAuth `client_id`) is `publishableKey`.
-    public func environment(publishableKey: String) throws -> EnvironmentRecord? {
-        let result = try pool.query(
-            """
-            SELECT \(Self.environmentColumns) FROM environments e JOIN projects p ON p.id = e.project_id
-            WHERE e.publishable_key = $1
-            """, [publishableKey])
-        return try result.first.map(Self.environment(from:))
-    }
+    // Tenancy (projects, environments, keys, domains) is `PostgresTenancy` (PostgresStore+Projects.swift).
 
     // MARK: - Callbacks and domains
 
@@ -134,58 +63,6 @@ public final class PostgresStore: Sendable {
         return try pool.query("DELETE FROM callbacks WHERE environment_id = $1 AND id = $2", [environmentID, id]).rowsAffected == 1
     }
 
-    /// Adds a domain to a project with the token it must publish.
-    /// - Throws: `StoreError.duplicate("project_domains_unique")`.
-    public func addDomain(projectID: String, domain: String, verificationToken: String, now: Date) throws -> DomainRecord {
-        do {
-            return try Self.domain(
-                from: pool.query(
-                    """
-                    INSERT INTO project_domains (project_id, domain, verification_token, created_at)
-                    VALUES ($1, $2, $3, to_timestamp($4::float8))
-                    RETURNING domain, verification_token, verified_at, hosted
-                    """, [projectID, domain, verificationToken, SQLTime.parameter(now)]
-                ).rows[0])
-        } catch let error as PostgresError where error.sqlState == .uniqueViolation {
-            throw StoreError.duplicate(constraint: error.constraint ?? "project_domains_unique")
-        }
-    }
-
-    private static func domain(from row: PostgresRow) throws -> DomainRecord {
-        DomainRecord(
-            domain: try row.string("domain"), verificationToken: try row.string("verification_token"),
-            verifiedAt: try row.optionalDate("verified_at"), hosted: try row.bool("hosted"))
-    }
-
-    /// A project's domains, alphabetically.
-    public func domains(projectID: String) throws -> [DomainRecord] {
-        try pool.query(
-            "SELECT domain, verification_token, verified_at, hosted FROM project_domains WHERE project_id = $1 ORDER BY domain",
-            [projectID]
-        ).rows.map(Self.domain(from:))
-    }
-
-    /// Marks a project's domain verified (the operator's mark; the association checks replace it).
-    /// - Returns: false when the project has no such domain.
-    public func markDomainVerified(projectID: String, domain: String, hosted: Bool?, now: Date) throws -> Bool {
-        guard UUID(uuidString: projectID) != nil else { return false }
-        return try pool.query(
-            """
-            UPDATE project_domains SET verified_at = COALESCE(verified_at, to_timestamp($3::float8)),
-                   hosted = COALESCE($4::boolean, hosted)
-            WHERE project_id = $1 AND domain = $2
-            """, [projectID, domain, SQLTime.parameter(now), hosted.map { $0 ? "true" : "false" }]
-        ).rowsAffected == 1
-    }
-
-    /// Whether `domain` is a verified domain of the project.
-    public func isDomainVerified(projectID: String, domain: String) throws -> Bool {
-        try pool.query(
-            "SELECT 1 FROM project_domains WHERE project_id = $1 AND domain = $2 AND verified_at IS NOT NULL",
-            [projectID, domain]
-        ).first != nil
-    }
-
     // MARK: - Start
 
     /// The client as the start's checks see it: the environment, its registered redirect URIs, and for
@@ -212,11 +89,12 @@ public final class PostgresStore: Sendable {
             registered.append(
                 RegisteredRedirect(
                     uri: uri, productionCustomSchemeAllowed: facts.customSchemes.contains(uri.scheme),
-                    linkVerified: environment.kind == "production"
-                        ? domainVerified && facts.verifiesLink(uri) : domainVerified))
+                    linkVerified: facts.linkVerified(
+                        host: uri.host ?? "", path: String(uri.pathAndQuery.prefix { $0 != "?" }), domainVerified: domainVerified,
+                        production: environment.kind == .production)))
         }
         let client = ClientEnvironment(
-            environmentID: environment.id, kind: environment.kind == "production" ? .production : .development,
+            environmentID: environment.id, kind: environment.kind,
             appName: environment.projectName, registeredRedirects: registered)
         return (environment, client)
     }
@@ -533,17 +411,4 @@ public final class PostgresStore: Sendable {
 
     /// Answers whether PostgreSQL responds (`/readyz`).
     public func isReady() -> Bool { pool.ping() }
-}
-
-extension PostgresStore {
-    /// An environment by id.
-    public func environment(id: String) throws -> EnvironmentRecord? {
-        guard UUID(uuidString: id) != nil else { return nil }
-        return try pool.query(
-            """
-            SELECT \(Self.environmentColumns) FROM environments e JOIN projects p ON p.id = e.project_id
-            WHERE e.id = $1
-            """, [id]
-        ).first.map(Self.environment(from:))
-    }
 }

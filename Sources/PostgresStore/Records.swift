@@ -1,25 +1,6 @@
 import Authorize
 import Foundation
 
-/// An environment as the server needs it: the project, its kind and session settings.
-/// Source: docs/protocol.md#credentials, docs/protocol.md#sessions.
-public struct EnvironmentRecord: Sendable, Equatable {
-    public let id: String
-    public let projectID: String
-    public let projectName: String
-    /// `development` or `production`.
-    public let kind: String
-    public let publishableKey: String
-    /// Days from authentication after which a session ends (1–90).
-    public let sessionMaxAgeDays: Int
-    /// Days without a refresh after which a session ends (1–30).
-    public let sessionIdleDays: Int
-    /// Minutes an access token lives (5–60).
-    public let accessTokenTTLMinutes: Int
-    /// Seconds an earlier refresh token keeps working after its rotation (0–60).
-    public let refreshReuseGraceSeconds: Int
-}
-
 /// A registered redirect URI (docs/protocol.md#admin-callbacks).
 public struct CallbackRecord: Sendable, Equatable {
     public let id: String
@@ -27,14 +8,6 @@ public struct CallbackRecord: Sendable, Equatable {
     /// `link`, `custom_scheme` or `loopback`.
     public let kind: String
     public let createdAt: Date
-}
-
-/// A project domain: `verified` once ownership is proven (in this release: marked by the operator).
-public struct DomainRecord: Sendable, Equatable {
-    public let domain: String
-    public let verificationToken: String
-    public let verifiedAt: Date?
-    public let hosted: Bool
 }
 
 /// A pending sign-in (lives 10 minutes, bound to the browser that started it).

@@ -3,7 +3,7 @@ import Crypto
 import Encoding
 import Foundation
 import HTTPServer
-import PostgresStore
+import PostgresStore  // CallbackRecord, until the callbacks move to their own file
 
 /// Who is calling the admin API: the operator (the deployment) or an environment's secret key.
 /// Source: docs/protocol.md#admin-api.
@@ -20,16 +20,20 @@ struct AdminHandlers: Sendable {
     // MARK: Authentication
 
     /// Resolves the bearer: the operator token (compared as SHA-256 digests in constant time) or an
-    /// unrevoked secret key of an environment.
+    /// unrevoked secret key of an environment (`ResolveAdminCaller`).
     func actor(_ request: HTTPRequest) throws -> AdminActor? {
-        guard let token = Wire.bearer(request) else { return nil }
-        if Crypto.constantTimeEquals(Crypto.sha256(Array(token.utf8)), Crypto.sha256(Array(context.configuration.operatorToken.utf8))) {
-            return .operator
+        switch try caller(request) {
+        case .none: return nil
+        case .operator: return .operator
+        case .environment(let environment, _): return .environment(environment)
         }
-        guard token.hasPrefix("sk_test_") || token.hasPrefix("sk_live_"),
-            let environment = try context.store.environment(secretKeyHash: Crypto.hexSHA256(token))
-        else { return nil }
-        return .environment(environment)
+    }
+
+    /// The admin caller with the calling key's digest (`ResolveAdminCaller`).
+    func caller(_ request: HTTPRequest) throws -> AdminCaller? {
+        try ResolveAdminCaller(
+            store: context.tenancy.secretKeyLookup, secrets: context.secrets, operatorToken: context.configuration.operatorToken
+        )(bearer: Wire.bearer(request))
     }
 
     private func requireOperator(_ request: HTTPRequest) throws -> HTTPResponse? {
@@ -68,25 +72,18 @@ struct AdminHandlers: Sendable {
         guard let body = JSONObjectBody(request.body) else { return Self.badBody }
         guard case .value(let rawName) = body.string("name") else { return Self.invalidField("name", "is required (a string)") }
         guard let name = DisplayName(rawName)?.text else { return Self.invalidField("name", DisplayName.rule) }
-        let development = try Self.newKeys(publishablePrefix: "pk_test_", secretPrefix: "sk_test_")
-        let production = try Self.newKeys(publishablePrefix: "pk_live_", secretPrefix: "sk_live_")
-        let projectID = try context.store.createProject(
-            name: name, development: development.stored, production: production.stored, now: context.clock.now())
-        return Wire.anyJSON(
-            status: 201,
-            [
-                "id": projectID, "name": name,
-                "development": ["publishableKey": development.stored.publishableKey, "secretKey": development.secret],
-                "production": ["publishableKey": production.stored.publishableKey, "secretKey": production.secret],
-            ])
+        let project = try CreateProject(store: context.tenancy.projectCreation, secrets: context.secrets)(
+            name: name, now: context.clock.now())
+        return Wire.json(status: 201, CreatedProjectBody(project: project))
     }
 
+    /// Fresh keys of one environment: the stored form and the secret key (shown once).
     static func newKeys(publishablePrefix: String, secretPrefix: String) throws -> (
-        stored: PostgresStore.NewEnvironmentKeys, secret: String
+        stored: NewEnvironmentKeys, secret: String
     ) {
         let secret = try Crypto.mintToken(prefix: secretPrefix)
         return (
-            PostgresStore.NewEnvironmentKeys(
+            NewEnvironmentKeys(
                 publishableKey: try Crypto.mintToken(prefix: publishablePrefix), secretKeyHash: Crypto.hexSHA256(secret),
                 secretKeySuffix: String(secret.suffix(4))), secret
         )
@@ -158,6 +155,8 @@ struct AdminHandlers: Sendable {
 
     // MARK: Domains
 
+    private var domains: ProjectDomains { ProjectDomains(store: context.tenancy.domains, secrets: context.secrets) }
+
     /// `POST /v1/admin/domains {"domain"}` (secret key) → 201 with the token to publish at
     /// `https://DOMAIN/.well-known/zevauth-domain-verification`.
     func addDomain(_ request: HTTPRequest) throws -> HTTPResponse {
@@ -171,11 +170,9 @@ struct AdminHandlers: Sendable {
         guard let domain = DomainName.normalize(raw) else {
             return Self.invalidField("domain", "must be a DNS host name such as acme.com (no scheme, port or path)")
         }
-        let token = try Crypto.mintToken(prefix: "zdv_")
         do {
-            let record = try context.store.addDomain(
-                projectID: environment.projectID, domain: domain, verificationToken: token, now: context.clock.now())
-            return Wire.anyJSON(status: 201, Self.domainBody(record))
+            let record = try domains.add(projectID: environment.projectID, domain: domain, now: context.clock.now())
+            return Wire.json(status: 201, DomainBody(domain: record))
         } catch StoreError.duplicate {
             return Wire.error(.conflict, "This domain is already added to the project.", status: 409)
         }
@@ -188,8 +185,8 @@ struct AdminHandlers: Sendable {
         case .failure(let stop): return stop.response
         case .success(let value): environment = value
         }
-        let domains = try context.store.domains(projectID: environment.projectID)
-        return Wire.anyJSON(status: 200, ["items": domains.map(Self.domainBody), "nextCursor": NSNull()] as [String: Any])
+        let items = try domains.list(projectID: environment.projectID)
+        return Wire.json(status: 200, ListBody(items: items.map(DomainBody.init), nextCursor: nil))
     }
 
     /// `POST /v1/admin/domains/{domain}/verify`: with a secret key, fetches the token file
@@ -206,20 +203,11 @@ struct AdminHandlers: Sendable {
         guard case .value(let projectID) = body.string("projectId") else { return Self.invalidField("projectId", "is required (a string)") }
         guard let domain = DomainName.normalize(rawDomain) else { return Self.invalidField("domain", "must be a DNS host name") }
         let hosted = body.fields["hosted"] as? Bool
-        guard try context.store.markDomainVerified(projectID: projectID, domain: domain, hosted: hosted, now: context.clock.now()) else {
+        guard let marked = try domains.markVerified(projectID: projectID, domain: domain, hosted: hosted, now: context.clock.now()) else {
             return Wire.error(.notFound, "The project has no such domain.", status: 404)
         }
         // The answer shows the domain as it now stands, `hosted` included (docs/protocol.md#admin-calls).
-        let hostedNow = try context.store.domains(projectID: projectID).first { $0.domain == domain }?.hosted ?? (hosted ?? false)
-        return Wire.anyJSON(status: 200, ["domain": domain, "verified": true, "hosted": hostedNow])
-    }
-
-    static func domainBody(_ domain: DomainRecord) -> [String: Any] {
-        [
-            "domain": domain.domain, "verified": domain.verifiedAt != nil, "hosted": domain.hosted,
-            "verificationToken": domain.verificationToken,
-            "verificationUrl": "https://\(domain.domain)/.well-known/zevauth-domain-verification",
-        ]
+        return Wire.json(status: 200, ["domain": .string(domain), "verified": true, "hosted": .bool(marked.hosted)] as JSONValue)
     }
 
     // MARK: Shared answers
@@ -245,24 +233,5 @@ struct Paging {
         } else {
             limit = 50
         }
-    }
-}
-
-/// DNS host names for project domains.
-enum DomainName {
-    /// Lower-cases and checks a host name: labels of letters, digits and `-`, at least two labels, ≤ 253.
-    /// - Returns: the normalized name, or nil.
-    static func normalize(_ raw: String) -> String? {
-        let name = raw.lowercased()
-        guard (1...253).contains(name.utf8.count) else { return nil }
-        let labels = name.split(separator: ".", omittingEmptySubsequences: false)
-        guard labels.count >= 2 else { return nil }
-        for label in labels {
-            guard (1...63).contains(label.utf8.count), !label.hasPrefix("-"), !label.hasSuffix("-"),
-                label.utf8.allSatisfy({ (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) || $0 == 0x2D })
-            else { return nil }
-        }
-        guard let last = labels.last, !last.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }  // not an IPv4 literal
-        return name
     }
 }

@@ -1,11 +1,8 @@
 import Association
 import Authorize
-import Crypto
 import Encoding
-import Fetch
 import Foundation
 import HTTPServer
-import PostgresStore
 
 /// The admin API for mobile apps, their association files and link checks, and domain verification by
 /// token file (docs/protocol.md#admin-calls, docs/protocol.md#apps).
@@ -30,6 +27,8 @@ struct AppHandlers: Sendable {
 
     static let notFound = Wire.error(.notFound, "No app with this id in this environment.", status: 404)
 
+    private var registration: AppRegistration { AppRegistration(store: context.tenancy.apps) }
+
     // MARK: Apps
 
     /// `POST /v1/admin/apps` `{"platform":"ios","bundleId","teamId"}` or
@@ -43,48 +42,39 @@ struct AppHandlers: Sendable {
         case .success(let value): environment = value
         }
         guard let body = JSONObjectBody(request.body) else { return AdminHandlers.badBody }
-        let now = context.clock.now()
-        let app: AppRecord
-        do {
-            switch body.string("platform") {
-            case .value("ios"):
-                guard case .value(let rawBundle) = body.string("bundleId") else {
-                    return AdminHandlers.invalidField("bundleId", "is required (a string)")
-                }
-                guard case .value(let rawTeam) = body.string("teamId") else {
-                    return AdminHandlers.invalidField("teamId", "is required (a string)")
-                }
-                let bundle: BundleID
-                let team: TeamID
-                switch (BundleID.parse(rawBundle), TeamID.parse(rawTeam)) {
-                case (.failure(let problem), _), (_, .failure(let problem)): return Self.invalid(problem)
-                case (.success(let parsedBundle), .success(let parsedTeam)): (bundle, team) = (parsedBundle, parsedTeam)
-                }
-                app = try context.store.createIOSApp(
-                    environmentID: environment.id, teamID: team.value, bundleID: bundle.value, now: now)
-            case .value("android"):
-                guard case .value(let rawPackage) = body.string("packageName") else {
-                    return AdminHandlers.invalidField("packageName", "is required (a string)")
-                }
-                let package: PackageName
-                switch PackageName.parse(rawPackage) {
-                case .failure(let problem): return Self.invalid(problem)
-                case .success(let value): package = value
-                }
-                let fingerprints: [String]
-                switch Self.fingerprints(body) {
-                case .failure(let response): return response
-                case .success(let value): fingerprints = value
-                }
-                app = try context.store.createAndroidApp(
-                    environmentID: environment.id, packageName: package.value, fingerprints: fingerprints, now: now)
-            case .missing, .wrongType, .value:
-                return AdminHandlers.invalidField("platform", "must be \"ios\" or \"android\"")
+        let identity: AppIdentity
+        switch body.string("platform") {
+        case .value(Platform.ios.rawValue):
+            guard case .value(let rawBundle) = body.string("bundleId") else {
+                return AdminHandlers.invalidField("bundleId", "is required (a string)")
             }
-        } catch let limit as AppLimitError {
-            return Self.limitResponse(limit)
-        } catch StoreError.duplicate {
-            return Wire.error(.conflict, "This app is already registered in this environment.", status: 409)
+            guard case .value(let rawTeam) = body.string("teamId") else {
+                return AdminHandlers.invalidField("teamId", "is required (a string)")
+            }
+            switch (BundleID.parse(rawBundle), TeamID.parse(rawTeam)) {
+            case (.failure(let problem), _), (_, .failure(let problem)): return Self.invalid(problem)
+            case (.success(let bundle), .success(let team)): identity = .ios(IOSApp(teamID: team, bundleID: bundle))
+            }
+        case .value(Platform.android.rawValue):
+            guard case .value(let rawPackage) = body.string("packageName") else {
+                return AdminHandlers.invalidField("packageName", "is required (a string)")
+            }
+            let package: PackageName
+            switch PackageName.parse(rawPackage) {
+            case .failure(let problem): return Self.invalid(problem)
+            case .success(let value): package = value
+            }
+            switch Self.fingerprints(body) {
+            case .failure(let response): return response
+            case .success(let fingerprints): identity = .android(AndroidApp(packageName: package, fingerprints: fingerprints))
+            }
+        case .missing, .wrongType, .value:
+            return AdminHandlers.invalidField("platform", "must be \"ios\" or \"android\"")
+        }
+        let app: AppRecord
+        switch try registration.register(environmentID: environment.id, identity: identity, now: context.clock.now()) {
+        case .failure(let refusal): return Self.refusalResponse(refusal)
+        case .success(let value): app = value
         }
         try checkNow(environmentID: environment.id)
         return try appResponse(app, status: 201)
@@ -92,7 +82,7 @@ struct AppHandlers: Sendable {
 
     /// The `sha256CertFingerprints` field: a non-empty array of strings, parsed and de-duplicated as
     /// docs/protocol.md#admin-validation says (a duplicate is a 400).
-    static func fingerprints(_ body: JSONObjectBody) -> Answer<[String]> {
+    static func fingerprints(_ body: JSONObjectBody) -> Answer<[CertificateFingerprint]> {
         guard let raw = body.fields["sha256CertFingerprints"], !(raw is NSNull) else {
             return .failure(AdminHandlers.invalidField("sha256CertFingerprints", "is required (an array of SHA-256 fingerprints)"))
         }
@@ -104,7 +94,7 @@ struct AppHandlers: Sendable {
         }
         switch Fingerprints.parse(strings) {
         case .failure(let problem): return .failure(invalid(problem))
-        case .success(let parsed): return .success(parsed.map(\.canonical))
+        case .success(let parsed): return .success(parsed)
         }
     }
 
@@ -113,17 +103,23 @@ struct AppHandlers: Sendable {
         Wire.error(.invalidRequest, problem.message.hasPrefix(problem.field) ? problem.message : "\(problem.field) \(problem.message)")
     }
 
-    static func limitResponse(_ limit: AppLimitError) -> HTTPResponse {
-        switch limit {
-        case .nativeAppLimit:
+    static func refusalResponse(_ refusal: AppRegistration.Refusal) -> HTTPResponse {
+        switch refusal {
+        case .limit(.nativeAppLimit):
             return Wire.error(
                 .nativeAppLimit,
                 "An environment has at most 10 iOS apps and 10 Android apps, and an Android app at most 5 certificate fingerprints.",
                 status: 400)
-        case .teamMismatch:
+        case .limit(.teamMismatch):
             return Wire.error(
                 .nativeAppTeamMismatch, "Every iOS app of an environment belongs to one Apple team; teamId differs from its other apps.",
                 status: 400)
+        case .duplicate:
+            return Wire.error(.conflict, "This app is already registered in this environment.", status: 409)
+        case .notFound:
+            return notFound
+        case .notAndroid:
+            return AdminHandlers.invalidField("sha256CertFingerprints", "applies to Android apps only")
         }
     }
 
@@ -135,15 +131,8 @@ struct AppHandlers: Sendable {
         case .success(let value): environment = value
         }
         guard let paging = Paging(request) else { return AdminHandlers.invalidField("limit", "must be a whole number from 1 to 100") }
-        let items = try context.store.apps(environmentID: environment.id, after: paging.cursor, limit: paging.limit + 1)
-        let page = Array(items.prefix(paging.limit))
-        let states = try context.store.linkStates(appIDs: page.map(\.id))
-        return Wire.anyJSON(
-            status: 200,
-            [
-                "items": page.map { Self.appBody($0, states: states[$0.id] ?? []) },
-                "nextCursor": items.count > paging.limit ? (page.last?.id ?? "") : NSNull(),
-            ] as [String: Any])
+        let page = try registration.list(environmentID: environment.id, cursor: paging.cursor, limit: paging.limit)
+        return Wire.json(status: 200, ListBody(items: page.items.map(AppBody.init), nextCursor: page.nextCursor))
     }
 
     /// `GET /v1/admin/apps/{id}` → the app with its `link`; 404 for another environment's app.
@@ -153,7 +142,7 @@ struct AppHandlers: Sendable {
         case .failure(let response): return response
         case .success(let value): environment = value
         }
-        guard let app = try context.store.app(environmentID: environment.id, id: id) else { return Self.notFound }
+        guard let app = try registration.app(environmentID: environment.id, id: id) else { return Self.notFound }
         return try appResponse(app, status: 200)
     }
 
@@ -173,14 +162,14 @@ struct AppHandlers: Sendable {
             case .missing: scheme = nil
             case .wrongType: return AdminHandlers.invalidField("productionCustomScheme", "must be a string or null")
             case .value(let value):
-                guard Self.isReverseDomainScheme(value) else {
+                guard RedirectURI.isPrivateUseScheme(value) else {
                     return AdminHandlers.invalidField(
                         "productionCustomScheme",
                         "must be a reverse-domain private-use scheme such as com.acme.app (RFC 8252 §7.1): lower case, with a dot")
                 }
                 scheme = value
             }
-            guard let app = try context.store.setProductionCustomScheme(id: id, scheme: scheme) else {
+            guard let app = try registration.setProductionCustomScheme(id: id, scheme: scheme) else {
                 return Wire.error(.notFound, "No app with this id.", status: 404)
             }
             return try appResponse(app, status: 200)
@@ -188,25 +177,21 @@ struct AppHandlers: Sendable {
             if body.fields.keys.contains("productionCustomScheme") {
                 return Wire.error(.forbidden, "Only the operator may set productionCustomScheme.")
             }
-            guard let existing = try context.store.app(environmentID: environment.id, id: id) else { return Self.notFound }
+            guard let existing = try registration.app(environmentID: environment.id, id: id) else { return Self.notFound }
             guard body.fields.keys.contains("sha256CertFingerprints") else {
                 return AdminHandlers.invalidField("sha256CertFingerprints", "is required (the only field a secret key changes)")
             }
-            guard existing.platform == "android" else {
-                return AdminHandlers.invalidField("sha256CertFingerprints", "applies to Android apps only")
-            }
-            let fingerprints: [String]
+            guard existing.platform == .android else { return Self.refusalResponse(.notAndroid) }
+            let fingerprints: [CertificateFingerprint]
             switch Self.fingerprints(body) {
             case .failure(let response): return response
             case .success(let value): fingerprints = value
             }
-            let updated: AppRecord?
-            do {
-                updated = try context.store.replaceFingerprints(environmentID: environment.id, id: id, fingerprints: fingerprints)
-            } catch let limit as AppLimitError {
-                return Self.limitResponse(limit)
+            let updated: AppRecord
+            switch try registration.replaceFingerprints(environmentID: environment.id, id: id, fingerprints: fingerprints) {
+            case .failure(let refusal): return Self.refusalResponse(refusal)
+            case .success(let value): updated = value
             }
-            guard let updated else { return Self.notFound }
             try checkNow(environmentID: environment.id)
             return try appResponse(updated, status: 200)
         }
@@ -219,7 +204,7 @@ struct AppHandlers: Sendable {
         case .failure(let response): return response
         case .success(let value): environment = value
         }
-        guard try context.store.deleteApp(environmentID: environment.id, id: id) else { return Self.notFound }
+        guard try registration.delete(environmentID: environment.id, id: id) else { return Self.notFound }
         return HTTPResponse(status: 204, headers: HTTPHeaders([("Cache-Control", "no-store")]))
     }
 
@@ -231,7 +216,7 @@ struct AppHandlers: Sendable {
         case .failure(let response): return response
         case .success(let value): environment = value
         }
-        guard let app = try context.store.app(environmentID: environment.id, id: id) else { return Self.notFound }
+        guard let app = try registration.app(environmentID: environment.id, id: id) else { return Self.notFound }
         guard try checkNow(environmentID: environment.id) else { return Self.checkBusy }
         return try appResponse(app, status: 200)
     }
@@ -242,9 +227,7 @@ struct AppHandlers: Sendable {
     @discardableResult
     private func checkNow(environmentID: String) throws -> Bool {
         let ran: Bool? = try context.outboundSlots.withSlot(environmentID: environmentID) {
-            for domain in try context.store.linkDomains(environmentID: environmentID) {
-                try checker.check(domain: domain, leaseOwner: nil)
-            }
+            try checker.checkEnvironment(environmentID)
             return true
         }
         return ran != nil
@@ -259,81 +242,12 @@ struct AppHandlers: Sendable {
     }()
 
     private func appResponse(_ app: AppRecord, status: Int) throws -> HTTPResponse {
-        let states = try context.store.linkStates(appIDs: [app.id])[app.id] ?? []
-        return Wire.anyJSON(status: status, Self.appBody(app, states: states))
-    }
-
-    /// An app as the admin API shows it, with `link` summarising its states on every link domain:
-    /// `pending` until every domain was checked, `not_verified` when one fails, else `verified`.
-    static func appBody(_ app: AppRecord, states: [LinkStateRecord]) -> [String: Any] {
-        var body: [String: Any] = [
-            "id": app.id, "platform": app.platform, "createdAt": Wire.timestamp(app.createdAt),
-            "productionCustomScheme": app.productionCustomScheme ?? NSNull(),
-        ]
-        if app.platform == "ios" {
-            body["bundleId"] = app.bundleID ?? ""
-            body["teamId"] = app.teamID ?? ""
-            body["appId"] = "\(app.teamID ?? "").\(app.bundleID ?? "")"
-        } else {
-            body["packageName"] = app.packageName ?? ""
-            body["sha256CertFingerprints"] = app.fingerprints
-        }
-        body["link"] = linkBody(states)
-        return body
-    }
-
-    static func linkBody(_ states: [LinkStateRecord]) -> [String: Any] {
-        let status: String
-        if states.isEmpty || states.contains(where: { $0.status == "pending" }) {
-            status = "pending"
-        } else if states.contains(where: { $0.status == "not_verified" }) {
-            status = "not_verified"
-        } else {
-            status = "verified"
-        }
-        let checked = states.compactMap(\.checkedAt).max()
-        let next = states.compactMap(\.nextCheckAt).min()
-        var problems: [[String: Any]] = []
-        for state in states {
-            for problem in state.problems {
-                problems.append(["code": problem.code, "message": problem.message, "blocking": problem.blocking, "domain": state.domain])
-            }
-        }
-        return [
-            "status": status, "checkedAt": checked.map(Wire.timestamp) ?? NSNull(), "nextCheckAt": next.map(Wire.timestamp) ?? NSNull(),
-            "domains": states.map(\.domain), "problems": problems,
-        ]
-    }
-
-    /// A private-use URI scheme in reverse-domain form (RFC 8252 §7.1, with a `.` as §8.4 asks).
-    static func isReverseDomainScheme(_ scheme: String) -> Bool {
-        let labels = scheme.split(separator: ".", omittingEmptySubsequences: false)
-        guard scheme.utf8.count <= 255, labels.count >= 2, let first = scheme.utf8.first, (0x61...0x7A).contains(first) else {
-            return false
-        }
-        return labels.allSatisfy { label in
-            !label.isEmpty && label.utf8.allSatisfy { (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) || $0 == 0x2D || $0 == 0x2B }
-        }
+        Wire.json(status: status, AppBody(app: try registration.withLink(app)))
     }
 
     // MARK: Association files
 
-    /// The two files for the apps of `projects` on `domain`.
-    /// - Throws: `GenerationError` when the AASA would exceed 128 KB; `PostgresError`.
-    func files(projects: [String], domain: String) throws -> (aasa: [UInt8], assetLinks: [UInt8]) {
-        var ios: [(app: IOSApp, callbackPaths: [String])] = []
-        var android: [AndroidApp] = []
-        for project in projects {
-            for subject in try context.store.associationApps(projectID: project, domain: domain) {
-                if let app = AssociationChecker.iosApp(subject.app) {
-                    ios.append((app, AssociationChecker.callbackPaths(subject.callbackURIs)))
-                } else if let app = AssociationChecker.androidApp(subject.app) {
-                    android.append(app)
-                }
-            }
-        }
-        return (try AssociationGenerator.appleAppSiteAssociation(ios), AssociationGenerator.assetLinks(android))
-    }
+    private var associationFiles: AssociationFiles { AssociationFiles(store: context.tenancy.associationFiles) }
 
     /// `GET /v1/admin/association-files?domain=` → `{"appleAppSiteAssociation": {…}, "assetlinks": […]}`:
     /// the files listing every app of either environment of the project with a link callback on the domain.
@@ -347,18 +261,14 @@ struct AppHandlers: Sendable {
         guard let raw = query.first(where: { $0.name == "domain" })?.value, let domain = DomainName.normalize(raw) else {
             return AdminHandlers.invalidField("domain", "is required: a DNS host name such as acme.com")
         }
-        guard try context.store.hasDomain(projectID: environment.projectID, domain: domain) else {
-            return Wire.error(.notFound, "The project has no such domain.", status: 404)
-        }
-        let generated: (aasa: [UInt8], assetLinks: [UInt8])
+        let generated: GeneratedFiles?
         do {
-            generated = try files(projects: [environment.projectID], domain: domain)
+            generated = try associationFiles.forProject(environment.projectID, domain: domain)
         } catch let error as GenerationError {
             return Wire.error(.invalidRequest, "The apple-app-site-association file cannot be generated: \(error.explanation).")
         }
-        let aasa = try JSONSerialization.jsonObject(with: Data(generated.aasa))
-        let assetLinks = try JSONSerialization.jsonObject(with: Data(generated.assetLinks))
-        return Wire.anyJSON(status: 200, ["appleAppSiteAssociation": aasa, "assetlinks": assetLinks])
+        guard let generated else { return Wire.error(.notFound, "The project has no such domain.", status: 404) }
+        return Wire.json(status: 200, AssociationFilesBody(files: generated))
     }
 
     // MARK: Serving
@@ -372,11 +282,9 @@ struct AppHandlers: Sendable {
             status: 404, headers: HTTPHeaders([("Content-Type", "text/plain; charset=utf-8"), ("Cache-Control", "no-store")]),
             body: Array("Not found\n".utf8))
         guard let host = Self.hostName(request.headers["Host"]) else { return notHosted }
-        let projects = try context.store.hostingProjects(domain: host)
-        guard !projects.isEmpty else { return notHosted }
-        let generated = try files(projects: projects, domain: host)
+        guard let generated = try associationFiles.hosted(domain: host) else { return notHosted }
         let body = appleFile ? generated.aasa : generated.assetLinks
-        let etag = "\"\(Crypto.sha256(body).map { String(format: "%02x", $0) }.joined())\""
+        let etag = "\"\(context.secrets.sha256(body).map { String(format: "%02x", $0) }.joined())\""
         var headers = HTTPHeaders()
         headers.set("ETag", etag)
         headers.set("Cache-Control", "public, max-age=300")
@@ -407,31 +315,20 @@ struct AppHandlers: Sendable {
     /// the fetch found otherwise; 404 when the project has no such domain.
     func verifyDomain(_ environment: EnvironmentRecord, domain rawDomain: String) throws -> HTTPResponse {
         guard let domain = DomainName.normalize(rawDomain) else { return AdminHandlers.invalidField("domain", "must be a DNS host name") }
-        guard let token = try context.store.domainVerificationToken(projectID: environment.projectID, domain: domain) else {
+        let verification = DomainVerification(store: context.tenancy.domainTokens)
+        guard let token = try verification.token(projectID: environment.projectID, domain: domain) else {
             return Wire.error(.notFound, "The project has no such domain.", status: 404)
         }
-        let url = "https://\(domain)/.well-known/zevauth-domain-verification"
-        let problem: String
         guard
             let fetched = context.outboundSlots.withSlot(
                 environmentID: environment.id,
-                { checker.fetcher.get(host: domain, port: checker.port, path: "/.well-known/zevauth-domain-verification", maxBytes: 4096) })
+                { checker.fetcher.get(host: domain, path: DomainVerification.path, maxBytes: DomainVerification.maximumBytes) })
         else { return Self.checkBusy }
-        switch fetched {
-        case .success(let response) where response.status == 200:
-            let published = String(decoding: response.body, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-            if Crypto.constantTimeEquals(Crypto.sha256(Array(published.utf8)), Crypto.sha256(Array(token.utf8))) {
-                _ = try context.store.markDomainVerified(
-                    projectID: environment.projectID, domain: domain, hosted: nil, now: context.clock.now())
-                return Wire.anyJSON(status: 200, ["domain": domain, "verified": true])
-            }
-            problem = "\(url) does not contain this domain's verification token"
-        case .success(let response):
-            problem = "\(url) answered \(response.status) instead of 200"
-        case .failure(let failure):
-            problem = "\(url) could not be fetched: \(failure.explanation)"
+        if let problem = DomainVerification.problem(fetched, token: token, domain: domain) {
+            return Wire.error(.invalidRequest, "domain is not verified: \(problem).")
         }
-        return Wire.error(.invalidRequest, "domain is not verified: \(problem).")
+        try verification.markVerified(projectID: environment.projectID, domain: domain, now: context.clock.now())
+        return Wire.json(status: 200, ["domain": .string(domain), "verified": true] as JSONValue)
     }
 }
 

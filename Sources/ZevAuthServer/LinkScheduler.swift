@@ -1,3 +1,4 @@
+import Association
 import Foundation
 import PostgresStore
 import Synchronization
@@ -9,6 +10,8 @@ import Synchronization
 /// checks a domain twice.
 public final class LinkScheduler: Sendable {
     let checker: AssociationChecker
+    let schedule: any LinkScheduleStore
+    /// The hourly housekeeping pass (the sessions area's pruning, `PostgresStore.pruneExpired`).
     let store: PostgresStore
     let clock: any Clock
     let log: any LogSink
@@ -32,6 +35,7 @@ public final class LinkScheduler: Sendable {
     ///   - scope: restricts rounds to these domains (tests); nil for all.
     public init(context: ServerContext, concurrency: Int = 4, scope: [String]? = nil) {
         self.checker = AssociationChecker(context: context)
+        self.schedule = context.tenancy.linkSchedule
         self.store = context.store
         self.clock = context.clock
         self.log = context.log
@@ -46,15 +50,15 @@ public final class LinkScheduler: Sendable {
     /// next. A lease therefore only has to outlast one check, however many domains are due, and another
     /// instance can share a long round's work without ever checking a domain this one holds.
     /// - Returns: the domains this round checked.
-    /// - Throws: `PostgresError` from syncing or claiming; a failing check is logged, not thrown.
+    /// - Throws: `StoreUnavailable` from syncing or claiming; a failing check is logged, not thrown.
     @discardableResult
     public func runRound() throws -> [String] {
         let roundStart = clock.now()
-        try store.syncSchedule(now: roundStart)
+        try schedule.syncSchedule(now: roundStart)
         var checked: [String] = []
         var seen = Set<String>()
         while true {
-            let batch = try store.claimDueDomains(
+            let batch = try schedule.claimDueDomains(
                 owner: owner, now: clock.now(), dueBy: roundStart, leaseSeconds: leaseSeconds, limit: concurrency, only: scope
             ).map(\.domain).filter { seen.insert($0).inserted }
             if batch.isEmpty { return checked }

@@ -1,4 +1,5 @@
 import Authorize
+import Encoding
 import Foundation
 import HTTPServer
 import PostgresStore
@@ -23,20 +24,8 @@ struct OperatorAdminHandlers: Sendable {
     func listProjects(_ request: HTTPRequest) throws -> HTTPResponse {
         if let refusal = try refusal(request) { return refusal }
         guard let paging = Paging(request) else { return AdminHandlers.invalidField("limit", "must be a whole number from 1 to 100") }
-        let rows = try context.store.projects(after: paging.cursor, limit: paging.limit + 1)
-        let page = Array(rows.prefix(paging.limit))
-        return Wire.anyJSON(
-            status: 200,
-            [
-                "items": page.map { project in
-                    [
-                        "id": project.id, "name": project.name, "createdAt": Wire.timestamp(project.createdAt),
-                        "development": ["publishableKey": project.developmentPublishableKey],
-                        "production": ["publishableKey": project.productionPublishableKey],
-                    ] as [String: Any]
-                },
-                "nextCursor": rows.count > paging.limit ? (page.last?.id ?? "") : NSNull(),
-            ] as [String: Any])
+        let page = try ListProjects(store: context.tenancy.projectList)(cursor: paging.cursor, limit: paging.limit)
+        return Wire.json(status: 200, ListBody(items: page.items.map(ProjectBody.init), nextCursor: page.nextCursor))
     }
 
     /// `POST /v1/admin/users/search {"email"}` (operator) → `{"items": [{"id","email","name","closed"}],
@@ -48,13 +37,13 @@ struct OperatorAdminHandlers: Sendable {
         guard let body = JSONObjectBody(request.body) else { return AdminHandlers.badBody }
         guard case .value(let raw) = body.string("email") else { return AdminHandlers.invalidField("email", "is required (a string)") }
         guard let email = EmailAddress(raw) else { return AdminHandlers.invalidField("email", "must be an email address") }
+        // The account lookup is the accounts area's store (`ServerContext.store` until it has its port).
         let user = try context.store.user(emailNormalized: email.key)
-        return Wire.anyJSON(
-            status: 200,
-            [
-                "items": user.map { [["id": $0.id, "email": $0.email, "name": $0.name, "closed": $0.closed] as [String: Any]] } ?? [],
-                "nextCursor": NSNull(),
-            ] as [String: Any])
+        let items: [JSONValue] =
+            user.map {
+                [["id": .string($0.id), "email": .string($0.email), "name": .string($0.name), "closed": .bool($0.closed)]]
+            } ?? []
+        return Wire.json(status: 200, ListBody(items: items, nextCursor: nil))
     }
 }
 

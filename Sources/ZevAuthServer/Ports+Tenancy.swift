@@ -1,14 +1,65 @@
+import Association
 import Authorize
 import PostgresStore
 
-/// The store ports of tenancy, mobile apps and association files (projects, environments, keys, callbacks, domains, apps, link checks): one existential per use case's
-/// protocol, so handlers can be tested in process with fakes (Tests/ZevAuthTesting).
+/// The store ports of tenancy, mobile apps and association files (projects, environments, keys, domains,
+/// apps, link checks): one existential per use case's protocol, so handlers can be tested in process with
+/// fakes (Tests/ZevAuthTesting/Fakes+Tenancy.swift).
 public struct TenancyPorts: Sendable {
-    /// No ports yet: handlers of this area still reach `ServerContext.store`.
-    public init() {}
+    /// Admin bearer → environment (`ResolveAdminCaller`).
+    public var secretKeyLookup: any SecretKeyLookupStore
+    /// `CreateProject`.
+    public var projectCreation: any ProjectCreationStore
+    /// `ListProjects`.
+    public var projectList: any ProjectListStore
+    /// `UpdateSessionSettings`.
+    public var sessionSettings: any SessionSettingsStore
+    /// `SecretKeys`.
+    public var secretKeys: any SecretKeyStore
+    /// `ProjectDomains`.
+    public var domains: any DomainStore
+    /// `DomainVerification`.
+    public var domainTokens: any DomainTokenStore
+    /// `AppRegistration`.
+    public var apps: any AppRegistrationStore
+    /// `AssociationFiles`.
+    public var associationFiles: any AssociationFileStore
+    /// `LinkCheck`.
+    public var linkChecks: any LinkCheckStore
+    /// The link scheduler's claims.
+    public var linkSchedule: any LinkScheduleStore
+    /// The HTTPS fetch of association and token files; nil: the configured `HTTPSFetcher`.
+    public var fetcher: (any AssociationFetcher)?
+
+    /// Every port given explicitly (tests pass fakes).
+    public init(
+        secretKeyLookup: any SecretKeyLookupStore, projectCreation: any ProjectCreationStore, projectList: any ProjectListStore,
+        sessionSettings: any SessionSettingsStore, secretKeys: any SecretKeyStore, domains: any DomainStore,
+        domainTokens: any DomainTokenStore, apps: any AppRegistrationStore, associationFiles: any AssociationFileStore,
+        linkChecks: any LinkCheckStore, linkSchedule: any LinkScheduleStore, fetcher: (any AssociationFetcher)? = nil
+    ) {
+        self.secretKeyLookup = secretKeyLookup
+        self.projectCreation = projectCreation
+        self.projectList = projectList
+        self.sessionSettings = sessionSettings
+        self.secretKeys = secretKeys
+        self.domains = domains
+        self.domainTokens = domainTokens
+        self.apps = apps
+        self.associationFiles = associationFiles
+        self.linkChecks = linkChecks
+        self.linkSchedule = linkSchedule
+        self.fetcher = fetcher
+    }
 
     /// Every port of this area backed by PostgreSQL.
     public init(_ store: PostgresStore) {
-        self.init()
+        let tenancy = store.tenancy
+        let apps = store.apps
+        let linkChecks = store.linkChecks
+        self.init(
+            secretKeyLookup: tenancy, projectCreation: tenancy, projectList: tenancy, sessionSettings: tenancy, secretKeys: tenancy,
+            domains: tenancy, domainTokens: tenancy, apps: apps, associationFiles: apps, linkChecks: linkChecks,
+            linkSchedule: linkChecks)
     }
 }

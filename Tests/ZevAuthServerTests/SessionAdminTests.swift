@@ -1,3 +1,4 @@
+import Authorize
 import Foundation
 import PostgresStore
 import Synchronization

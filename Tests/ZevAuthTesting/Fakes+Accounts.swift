@@ -226,9 +226,10 @@ public final class FakeAccounts: AllAccountStores {
         var configuration = ServerConfiguration(
             databaseURL: "postgresql://127.0.0.1:1/unreachable", issuer: "http://127.0.0.1:0", operatorToken: TestServer.operatorToken)
         configuration.encryptionKey = TestServer.encryptionKey
+        let unreachable = PostgresStore(pool: PostgresPool(url: configuration.databaseURL, size: 1))
         return ServerContext(
-            configuration: configuration, store: PostgresStore(pool: PostgresPool(url: configuration.databaseURL, size: 1)),
-            roundTrip: RoundTripPorts(), tenancy: TenancyPorts(), accounts: AccountsPorts(all: self), clock: clock,
+            configuration: configuration, store: unreachable,
+            roundTrip: RoundTripPorts(), tenancy: TenancyPorts(unreachable), accounts: AccountsPorts(all: self), clock: clock,
             passwordHasher: testPasswordHasher, log: log)
     }
 }
