@@ -12,7 +12,7 @@ import ZevAuthTesting
     let fixture: Fixture
 
     init() throws {
-        server = try TestServer()
+        server = try TestServer(live: true)
         fixture = try Fixture.make(store: server.store)
     }
 
@@ -271,7 +271,7 @@ import ZevAuthTesting
         let https = try TestHTTPSServer()
         let domain = "c\(UUID().uuidString.prefix(8).lowercased()).acme.test"
         let linked = "l\(UUID().uuidString.prefix(8).lowercased()).acme.test"
-        server = try TestServer { configuration in
+        server = try TestServer(live: true) { configuration in
             configuration.outbound = https.outbound(for: [domain, linked])
             configuration.outboundPort = https.port
         }

@@ -29,7 +29,7 @@ func runCLI(_ arguments: [String], environment: [String: String] = [:], password
 @Suite struct AdminCLITests {
     let server: TestServer
 
-    init() throws { server = try TestServer() }
+    init() throws { server = try TestServer(live: true) }
 
     var operatorEnv: [String: String] { ["ZEVAUTH_ISSUER": server.issuer, "ZEVAUTH_OPERATOR_TOKEN": TestServer.operatorToken] }
 

@@ -21,7 +21,7 @@ import ZevAuthTesting
     }
 
     @Test func everyCheckPassesAgainstTheServerAndNothingSecretIsPrinted() throws {
-        let server = try TestServer()
+        let server = try TestServer(live: true)
         let fixture = try Fixture.make(store: server.store)
         let options = Self.options(server, fixture)
         let redactor = Redactor()
@@ -41,7 +41,7 @@ import ZevAuthTesting
     }
 
     @Test func aRateLimitedGroupIsSkippedWithTheReason() throws {
-        let server = try TestServer { configuration in configuration.rateLimits.exchangeFailuresPerAddress = 1 }
+        let server = try TestServer(live: true) { configuration in configuration.rateLimits.exchangeFailuresPerAddress = 1 }
         let fixture = try Fixture.make(store: server.store)
         var options = Self.options(server, fixture)
         options.maxBackoffSeconds = 5
@@ -56,7 +56,7 @@ import ZevAuthTesting
     }
 
     @Test func theCommandExitsNonZeroWhenACheckFails() throws {
-        let server = try TestServer()
+        let server = try TestServer(live: true)
         let fixture = try Fixture.make(store: server.store)
         var lines: [String] = []
         // A wrong password: the sign-in stops, so checks fail.

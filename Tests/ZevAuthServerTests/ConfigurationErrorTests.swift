@@ -125,7 +125,7 @@ import ZevAuthTesting
 /// "Conventions") carry `Cache-Control: no-store` and `Pragma: no-cache`.
 @Suite struct HTTPLayerCachingTests {
     @Test func layerErrorsOnTheTokenEndpointsAreNotCached() throws {
-        let server = try TestServer()
+        let server = try TestServer(live: true)
         let client = server.client
         let many = Array(repeating: "a", count: 600).joined(separator: "&")
         let bigHeaders = (0...100).map { ("X-Filler-\($0)", "a") }

@@ -6,8 +6,8 @@ import ZevAuthTesting
 /// Values an outsider or a key holder can make long or strange, answered with the field's ordinary error
 /// and never a 500 (docs/protocol.md#callback-registration, docs/protocol.md#text-inputs).
 @Suite struct InputBoundsTests {
-    func make() throws -> SessionDriver {
-        return try SessionDriver.started()
+    func make(live: Bool = false) throws -> SessionDriver {
+        return try SessionDriver.started(live: live)
     }
 
     func expectNoServerError(_ server: TestServer, sourceLocation: SourceLocation = #_sourceLocation) {
@@ -199,7 +199,7 @@ import ZevAuthTesting
     /// A raw byte outside ASCII never reaches the query decoder: the request target itself is refused
     /// (docs/protocol.md#http-layer-errors), shown, never redirected.
     @Test func aStartQueryWithRawInvalidUTF8IsRefusedShown() throws {
-        let driver = try InputBoundsTests().make()
+        let driver = try InputBoundsTests().make(live: true)
         for path in ["/v1/auth/zevid/start", "/oauth2/authorize"] {
             let pairs = [
                 ("client_id", driver.fixture.developmentKey), ("redirect_uri", "http://127.0.0.1:5000/cb"),

@@ -117,8 +117,9 @@ import ZevAuthTesting
     }
 
     @Test func theMetricsListenerServesEveryFamilyAndThePublicPortDoesNot() throws {
-        let server = try TestServer { $0.metricsListen = ("127.0.0.1", 0) }
-        let listener = try #require(try ServerRunner.startMetrics(server.context, publicServer: server.http))
+        let server = try TestServer(live: true) { $0.metricsListen = ("127.0.0.1", 0) }
+        let publicServer = try #require(server.http)
+        let listener = try #require(try ServerRunner.startMetrics(server.context, publicServer: publicServer))
         defer { listener.shutdown(gracePeriodSeconds: 1) }
 
         let publicAnswer = try server.client.send("GET", "/metrics")

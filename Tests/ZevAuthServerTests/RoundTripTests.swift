@@ -6,7 +6,7 @@ import ZevAuthTesting
 /// The whole round trip over real HTTP on loopback against real PostgreSQL (docs/protocol.md#round-trip).
 @Suite struct RoundTripTests {
     @Test func signsInExchangesAndRecognisesTheBrowserNextTime() throws {
-        let server = try TestServer()
+        let server = try TestServer(live: true)
         let fixture = try Fixture.make(store: server.store)
         let browser = server.browser()
         let driver = SignInDriver(server: server, browser: browser)
@@ -72,7 +72,7 @@ import ZevAuthTesting
     }
 
     @Test func customSchemeSignInReturnsThroughA303AfterTheConsentClick() throws {
-        let server = try TestServer()
+        let server = try TestServer(live: true)
         let fixture = try Fixture.make(store: server.store)
         let driver = SignInDriver(server: server, browser: server.browser())
         let result = try driver.run(
@@ -82,7 +82,7 @@ import ZevAuthTesting
     }
 
     @Test func wrongPasswordAndUnknownEmailGetTheSameGenericMessage() throws {
-        let server = try TestServer()
+        let server = try TestServer(live: true)
         let fixture = try Fixture.make(store: server.store)
         let browser = server.browser()
         let form = try SignInDriver(server: server, browser: browser).reachSignInForm(clientID: fixture.developmentKey)
@@ -104,7 +104,7 @@ import ZevAuthTesting
     }
 
     @Test func aPendingSignInIsBoundToTheBrowserThatStartedIt() throws {
-        let server = try TestServer()
+        let server = try TestServer(live: true)
         let fixture = try Fixture.make(store: server.store)
         let start = try server.browser().get(
             startTarget([
@@ -118,7 +118,7 @@ import ZevAuthTesting
     }
 
     @Test func denyingConsentStartedAtTheStandardEndpointUsesItsDescriptionFormat() throws {
-        let server = try TestServer()
+        let server = try TestServer(live: true)
         let fixture = try Fixture.make(store: server.store)
         let driver = SignInDriver(server: server, browser: server.browser())
         let consent = try driver.reachConsent(
@@ -131,7 +131,7 @@ import ZevAuthTesting
     }
 
     @Test func denyingConsentRedirectsWithAccessDenied() throws {
-        let server = try TestServer()
+        let server = try TestServer(live: true)
         let fixture = try Fixture.make(store: server.store)
         let driver = SignInDriver(server: server, browser: server.browser())
         let consent = try driver.reachConsent(

@@ -13,9 +13,10 @@ public struct SessionDriver {
         self.fixture = fixture
     }
 
-    /// A driver over a new test server (optionally on a manual clock) and a new fixture on its store.
-    public static func started(clock: ManualClock? = nil) throws -> SessionDriver {
-        let server = try TestServer(clock: clock)
+    /// A driver over a new test server (in process unless `live`, optionally on a manual clock) and a new
+    /// fixture on its store.
+    public static func started(clock: ManualClock? = nil, live: Bool = false) throws -> SessionDriver {
+        let server = try TestServer(live: live, clock: clock)
         return SessionDriver(server: server, fixture: try Fixture.make(store: server.store))
     }
 

@@ -64,15 +64,25 @@ public enum TestDatabase {
 /// verifies them as usual).
 public let testPasswordHasher = PasswordHasher(memoryKiB: 1024, iterations: 1, parallelism: 1)
 
-/// A running server for a test: the real app behind the real HTTP server on an ephemeral loopback port.
+/// The app a test talks to: the real `ZevAuthApp` over the real PostgreSQL, answering in process by default
+/// (`TestHTTPClient`'s in-process transport: no daemon, no port bound, the issuer names a fixed fake port),
+/// or behind the real libmicrohttpd daemon on an ephemeral loopback port with `live: true`, for what only a
+/// socket shows (HTTP framing and limits, connections, shutdown, real HTTP clients, the end-to-end suite).
 public final class TestServer: @unchecked Sendable {
     public let context: ServerContext
     public let app: ZevAuthApp
-    public let http: HTTPServer
+    /// The live daemon; nil in process.
+    public let http: HTTPServer?
     public let log: CapturingLog
     public let clock: ManualClock?
+    /// The live daemon's port, or `inProcessPort`.
+    public let port: UInt16
 
     public static let operatorToken = "zop_test_operator_token_0123456789abcdef"
+
+    /// The port an in-process server's issuer and `Host` name. Nothing listens there (the discard port,
+    /// below the ephemeral range live servers bind in), so a stray real request fails at once.
+    public static let inProcessPort: UInt16 = 9
 
     /// The log lines of this server that show a failure a bad input must never cause: a database error or a
     /// 500 (empty when every answer was the input's ordinary error).
@@ -83,28 +93,31 @@ public final class TestServer: @unchecked Sendable {
     public static let encryptionKey: [UInt8] = Array(0..<32)
 
     /// - Parameters:
+    ///   - live: start the real HTTP daemon (8 worker threads) and talk to it over loopback; otherwise
+    ///     answer in process.
     ///   - clock: a manual clock, or nil for the system clock.
+    ///   - issuer: the issuer, else `http://127.0.0.1:<port>`.
     ///   - configure: changes to the configuration (rate limits default to `.generous`, an encryption key is set).
-    public init(clock: ManualClock? = nil, issuer: String? = nil, configure: (inout ServerConfiguration) -> Void = { _ in }) throws {
+    public init(
+        live: Bool = false, clock: ManualClock? = nil, issuer: String? = nil,
+        configure: (inout ServerConfiguration) -> Void = { _ in }
+    ) throws {
         let log = CapturingLog()
-        var configuration = ServerConfiguration(
-            databaseURL: TestDatabase.url, issuer: "http://127.0.0.1:0", operatorToken: Self.operatorToken)
-        configuration.listenPort = 0
-        configuration.rateLimits = .generous
-        configuration.encryptionKey = Self.encryptionKey
-        configure(&configuration)
-        var http = HTTPServerConfiguration()
-        http.port = 0
-        http.threadPoolSize = 8
-        // The issuer names the port, which is known only after binding: build the context afterwards.
-        let placeholder = ServerContext(
-            configuration: configuration, store: PostgresStore(pool: TestDatabase.pool),
-            clock: clock ?? SystemClock(), passwordHasher: testPasswordHasher, log: log)
+        var server: HTTPServer?
         let box = HandlerBox()
-        let server = try HTTPServer(configuration: http, handler: box)
-        configuration.issuer = issuer ?? "http://127.0.0.1:\(server.port)"
+        if live {
+            var http = HTTPServerConfiguration()
+            http.port = 0
+            http.threadPoolSize = 8
+            // The issuer names the port, which is known only after binding: the app is set afterwards.
+            server = try HTTPServer(configuration: http, handler: box)
+        }
+        let port = server?.port ?? Self.inProcessPort
+        var configuration = Self.configuration(port: port)
+        configure(&configuration)
+        configuration.issuer = issuer ?? "http://127.0.0.1:\(port)"
         let context = ServerContext(
-            configuration: configuration, store: placeholder.store, clock: placeholder.clock,
+            configuration: configuration, store: PostgresStore(pool: TestDatabase.pool), clock: clock ?? SystemClock(),
             passwordHasher: testPasswordHasher, log: log)
         let app = ZevAuthApp(context: context)
         box.set(app)
@@ -113,18 +126,34 @@ public final class TestServer: @unchecked Sendable {
         self.http = server
         self.log = log
         self.clock = clock
+        self.port = port
     }
 
-    public var port: UInt16 { http.port }
+    /// The configuration test apps start from: issuer `http://127.0.0.1:<port>`, the test operator token
+    /// and encryption key, rate limits `.generous`.
+    public static func configuration(port: UInt16, databaseURL: String = TestDatabase.url) -> ServerConfiguration {
+        var configuration = ServerConfiguration(
+            databaseURL: databaseURL, issuer: "http://127.0.0.1:\(port)", operatorToken: operatorToken)
+        configuration.listenPort = 0
+        configuration.rateLimits = .generous
+        configuration.encryptionKey = encryptionKey
+        return configuration
+    }
+
+    /// Whether this server is the live daemon.
+    public var isLive: Bool { http != nil }
     public var issuer: String { context.configuration.issuer }
-    public var client: TestHTTPClient { TestHTTPClient(port: port) }
+    /// A client over loopback when live, else calling `app` in process.
+    public var client: TestHTTPClient {
+        http == nil ? TestHTTPClient(handler: app, port: port) : TestHTTPClient(port: port)
+    }
     public func browser() -> TestBrowser { TestBrowser(client: client) }
     public var store: PostgresStore { context.store }
 
-    deinit { http.shutdown(gracePeriodSeconds: 2) }
+    deinit { http?.shutdown(gracePeriodSeconds: 2) }
 }
 
-/// Lets the server start before the app (which needs the bound port in its issuer) exists.
+/// Lets the live server start before the app (which needs the bound port in its issuer) exists.
 final class HandlerBox: HTTPHandler, @unchecked Sendable {
     private let lock = NSLock()
     private var handler: (any HTTPHandler)?
