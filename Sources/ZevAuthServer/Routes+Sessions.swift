@@ -9,11 +9,7 @@ extension Routes {
         let standard = StandardOAuthHandlers(context: context)
         let admin = SessionAdminHandlers(context: context)
         let limiter = RateLimiter(context: context)
-        add("POST", "/v1/auth/session/refresh") { request, _ in
-            try limiter.countingFailures(.refreshFailuresPerAddress, request, configuration: context.configuration) {
-                try grants.handleRefresh(request)
-            }
-        }
+        add("POST", "/v1/auth/session/refresh") { request, _ in try grants.handleRefresh(request) }
         add("POST", "/v1/auth/session/revoke") { request, _ in try grants.handleRevoke(request) }
         add("GET", "/.well-known/oauth-authorization-server") { request, _ in standard.metadata(request) }
         add("POST", "/oauth2/token") { request, _ in

@@ -3,7 +3,6 @@ import Crypto
 import Encoding
 import Foundation
 import HTTPServer
-import PostgresStore
 
 /// The standard OAuth surface over the same core (docs/protocol.md#standard-surface): RFC 8414
 /// metadata, `POST /oauth2/token` (RFC 6749 §4.1.3, §6), `POST /oauth2/revoke` (RFC 7009) and
@@ -155,10 +154,12 @@ struct StandardOAuthHandlers: Sendable {
         GrantResult.failed(OAuthError(code, description)).response(on: .standard(.token))
     }
 
-    /// The publishable key named by `client_id` (public client, RFC 6749 §2.3 "none"), or nil.
-    private func environment(clientID: String?) throws -> EnvironmentRecord? {
-        guard let clientID, clientID.hasPrefix("pk_") else { return nil }
-        return try context.store.environment(publishableKey: clientID)
+    /// The environment id and publishable key named by `client_id` (public client, RFC 6749 §2.3 "none"), or nil.
+    private func environment(clientID: String?) throws -> (id: String, publishableKey: String)? {
+        guard let clientID, clientID.hasPrefix("pk_"),
+            let id = try context.roundTrip.revoke.environmentID(publishableKey: clientID)
+        else { return nil }
+        return (id, clientID)
     }
 
     // MARK: Token
@@ -211,7 +212,7 @@ struct StandardOAuthHandlers: Sendable {
                 .response(on: .standard(.token))
         }
         guard let token = form["token"] else { return Self.tokenError(.invalidRequest, "token is required.") }
-        try SessionGrants(context: context).revoke(token: token, environment: environment)
+        try SessionGrants(context: context).revoke(token: token, environmentID: environment.id)
         return HTTPResponse(status: 200, headers: HTTPHeaders([("Cache-Control", "no-store"), ("Pragma", "no-cache")]))
     }
 
@@ -224,7 +225,7 @@ struct StandardOAuthHandlers: Sendable {
     /// refresh token or another environment's token included, is `{"active": false}` (§2.2).
     func introspect(_ request: HTTPRequest) throws -> HTTPResponse {
         guard let key = Wire.bearer(request), key.hasPrefix("sk_test_") || key.hasPrefix("sk_live_"),
-            let environment = try context.store.environment(secretKeyHash: Crypto.hexSHA256(key))
+            let environmentID = try context.roundTrip.introspect.environmentID(secretKeyHash: context.secrets.digest(key))
         else {
             return GrantResult.failed(OAuthError(.invalidClient, "Send a secret key of the environment as Authorization: Bearer sk_…"))
                 .response(on: .standard(.token))
@@ -232,18 +233,31 @@ struct StandardOAuthHandlers: Sendable {
         if let problem = Self.contentTypeProblem(request) { return GrantResult.failed(problem).response(on: .standard(.token)) }
         guard let form = Self.form(request) else { return Self.tokenError(.invalidRequest, Self.unreadableForm) }
         guard let token = form["token"] else { return Self.tokenError(.invalidRequest, "token is required.") }
-        guard token.hasPrefix("zat_"),
-            let live = try context.store.introspect(
-                environmentID: environment.id, accessTokenHash: Crypto.hexSHA256(token), now: context.clock.now())
+        guard
+            let live = try Introspect(store: context.roundTrip.introspect, secrets: context.secrets)(
+                token: token, environmentID: environmentID, now: context.clock.now())
         else {
-            return Wire.anyJSON(status: 200, ["active": false])
+            return Wire.json(status: 200, ["active": false] as JSONValue)
         }
-        return Wire.anyJSON(
-            status: 200,
-            [
-                "active": true, "client_id": live.clientID, "sub": live.userID, "sid": live.sessionID,
-                "token_type": "Bearer", "iss": context.configuration.issuer,
-                "exp": Int(live.expiresAt.timeIntervalSince1970), "iat": Int(live.issuedAt.timeIntervalSince1970),
-            ] as [String: Any])
+        return Wire.json(status: 200, IntrospectionBody(token: live, issuer: context.configuration.issuer))
+    }
+}
+
+/// `POST /oauth2/introspect`'s body for a live token (RFC 7662 §2.2).
+struct IntrospectionBody: JSONEncodable {
+    let token: IntrospectedToken
+    let issuer: String
+
+    func encode(to writer: inout JSONWriter) {
+        writer.object { object in
+            object.field("active", true)
+            object.field("client_id", token.clientID)
+            object.field("sub", token.userID)
+            object.field("sid", token.sessionID)
+            object.field("token_type", "Bearer")
+            object.field("iss", issuer)
+            object.field("exp", Int(token.expiresAt.timeIntervalSince1970))
+            object.field("iat", Int(token.issuedAt.timeIntervalSince1970))
+        }
     }
 }
