@@ -173,3 +173,61 @@ extension PostgresStore {
     /// The authorization codes' aggregate (the exchange).
     public var authorizations: PostgresAuthorizations { PostgresAuthorizations(pool: pool) }
 }
+
+extension PostgresAuthorizations: StartStore {
+    /// The client with its registered callbacks as stored (see `PostgresStore.clientEnvironment`).
+    public func startClient(publishableKey: String) throws -> StartClient? {
+        try PostgresEdge.run {
+            guard let (environment, client) = try PostgresStore(pool: pool).clientEnvironment(publishableKey: publishableKey) else {
+                return nil
+            }
+            return StartClient(client: client, sessionMaxAgeDays: environment.sessionMaxAgeDays)
+        }
+    }
+
+    // The start's write in ONE statement (one commit): adopt the presented binding when it is on record for
+    // the whole pending sign-in, else record the fresh one; attach the browser session when it is live, its
+    // account open and its authentication younger than the environment's maximum age
+    // (docs/protocol.md#browser-recognised); insert the pending sign-in bound to the binding.
+    static let pendingSignInSQL = """
+        WITH adopted AS (
+            SELECT binding_hash FROM browser_bindings
+            WHERE binding_hash = $11 AND expires_at > to_timestamp($9::float8)
+        ), minted AS (
+            INSERT INTO browser_bindings (binding_hash, created_at, expires_at)
+            SELECT $12, to_timestamp($8::float8), to_timestamp($13::float8)
+            WHERE NOT EXISTS (SELECT 1 FROM adopted)
+            RETURNING binding_hash
+        ), browser AS (
+            SELECT b.id FROM browser_sessions b JOIN users u ON u.id = b.user_id
+            WHERE b.token_hash = $14 AND b.ended_at IS NULL AND u.closed_at IS NULL
+              AND b.auth_time > to_timestamp($8::float8) - make_interval(secs => $15::integer * 86400)
+        )
+        INSERT INTO authorization_requests (environment_id, redirect_uri, redirect_kind, state, code_challenge,
+            prompt_login, login_hint, browser_binding_hash, browser_session_id, created_at, expires_at, standard_endpoint)
+        SELECT $1::uuid, $2, $3, $4, $5, $6::boolean, $7,
+               COALESCE((SELECT binding_hash FROM adopted), (SELECT binding_hash FROM minted)),
+               (SELECT id FROM browser), to_timestamp($8::float8), to_timestamp($9::float8), $10::boolean
+        RETURNING id, browser_session_id IS NOT NULL AS authenticated, NOT EXISTS (SELECT 1 FROM adopted) AS minted
+        """
+
+    /// Records a pending sign-in (see `pendingSignInSQL`).
+    public func recordPendingSignIn(_ pending: PendingSignIn) throws -> RecordedSignIn {
+        let request = pending.request
+        let row = try PostgresEdge.run {
+            try pool.query(
+                prepared: Self.pendingSignInSQL,
+                [
+                    request.environmentID, request.redirect.raw, request.redirect.kind.rawValue, request.state.value,
+                    request.challenge.value, request.prompt == .login ? "true" : "false", request.loginHint,
+                    SQLTime.parameter(pending.now), SQLTime.parameter(pending.now.addingTimeInterval(pending.lifetimeSeconds)),
+                    pending.standardEndpoint ? "true" : "false", pending.presentedBindingHash, pending.freshBindingHash,
+                    SQLTime.parameter(pending.now.addingTimeInterval(pending.bindingLifetimeSeconds)),
+                    pending.browserSessionTokenHash, String(pending.sessionMaxAgeDays),
+                ]
+            ).rows[0]
+        }
+        return RecordedSignIn(
+            requestID: try row.string("id"), mintedBinding: try row.bool("minted"), authenticated: try row.bool("authenticated"))
+    }
+}

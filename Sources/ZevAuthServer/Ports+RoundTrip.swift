@@ -5,6 +5,8 @@ import PostgresStore
 /// rate limits): one existential per use case's protocol, so handlers can be tested in process with fakes
 /// (Tests/ZevAuthTesting/Fakes+RoundTrip.swift).
 public struct RoundTripPorts: Sendable {
+    /// The start's client read and its one-statement write (`Start`).
+    public var start: any StartStore
     /// The one-statement exchange (`Exchange`).
     public var exchange: any ExchangeStore
     /// The one-statement refresh (`Refresh`).
@@ -20,9 +22,11 @@ public struct RoundTripPorts: Sendable {
 
     /// Ports over explicit stores (fakes in tests).
     public init(
-        exchange: any ExchangeStore, refresh: any RefreshStore, revoke: any RevokeStore, introspect: any IntrospectStore,
+        start: any StartStore, exchange: any ExchangeStore, refresh: any RefreshStore, revoke: any RevokeStore,
+        introspect: any IntrospectStore,
         currentSession: any CurrentSessionStore, rateLimits: any RateLimitStore
     ) {
+        self.start = start
         self.exchange = exchange
         self.refresh = refresh
         self.revoke = revoke
@@ -35,7 +39,8 @@ public struct RoundTripPorts: Sendable {
     public init(_ store: PostgresStore) {
         let sessions = store.sessions
         self.init(
-            exchange: store.authorizations, refresh: sessions, revoke: sessions, introspect: sessions, currentSession: sessions,
+            start: store.authorizations, exchange: store.authorizations, refresh: sessions, revoke: sessions, introspect: sessions,
+            currentSession: sessions,
             rateLimits: store.rateLimits)
     }
 }

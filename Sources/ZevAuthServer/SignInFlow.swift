@@ -26,55 +26,30 @@ struct SignInFlow: Sendable {
     /// `GET /v1/auth/zevid/start` and `GET /oauth2/authorize`: the checks of docs/protocol.md#start-order
     /// (`StartValidator`), then a pending sign-in bound to this browser and a 303 to the next page.
     func start(_ request: HTTPRequest, standardEndpoint: Bool) throws -> HTTPResponse {
-        var lookupFailure: (any Error)?
-        var environment: EnvironmentRecord?
-        let decision = StartValidator.decide(rawQuery: request.rawQuery ?? "", standardEndpoint: standardEndpoint) { clientID in
-            do {
-                guard let (record, client) = try store.clientEnvironment(publishableKey: clientID) else { return nil }
-                environment = record
-                return client
-            } catch {
-                lookupFailure = error
-                return nil
-            }
-        }
-        if let lookupFailure { throw lookupFailure }
-        switch decision {
-        case .show(let error):
-            return show(error, request, surface: standardEndpoint ? .standard(.authorize) : .zevAuth)
-        case .redirect(let error, let to, let state):
-            return redirectError(
-                error, to: to, state: state, appName: environment?.projectName ?? "the app", heldForGesture: true,
-                surface: standardEndpoint ? .standard(.authorize) : .zevAuth)
-        case .proceed(let validated):
-            guard let environment else { throw ServerFailure.inconsistent("start proceeded without an environment") }
-            return try proceed(validated, environment: environment, request: request, standardEndpoint: standardEndpoint)
-        }
-    }
-
-    private func proceed(
-        _ validated: ValidatedStartRequest, environment: EnvironmentRecord, request: HTTPRequest, standardEndpoint: Bool
-    ) throws -> HTTPResponse {
-        let now = context.clock.now()
         // The browser's binding id only when the server minted it and keeps it on record for the whole
-        // pending sign-in; any other value (a planted one included) gets a fresh id.
-        let (binding, setCookies) = try BrowserBinding(context: context).adoptOrMint(
-            request, until: now.addingTimeInterval(Self.pendingLifetimeSeconds))
-        // A browser already signed in to ZevID skips the password unless prompt=login or its
-        // authentication is older than the environment's session maximum age (docs/protocol.md#browser-recognised).
-        var browserSessionID: String?
-        if validated.prompt != .login, let token = context.cookie(.session, in: request),
-            let session = try store.browserSession(tokenHash: Crypto.hexSHA256(token)),
-            now.timeIntervalSince(session.authTime) < Double(environment.sessionMaxAgeDays) * 86_400
-        {
-            browserSessionID = session.id
+        // pending sign-in; any other value (a planted one included) gets a fresh id. A browser already
+        // signed in to ZevID skips the password unless prompt=login or its authentication is older than
+        // the environment's session maximum age (docs/protocol.md#browser-recognised). Both are decided
+        // inside the one statement that records the pending sign-in.
+        let presented = context.cookie(.binding, in: request).flatMap { BrowserBinding.hasShape($0) ? $0 : nil }
+        let outcome = try Start(store: context.roundTrip.start, secrets: context.secrets)(
+            rawQuery: request.rawQuery ?? "", standardEndpoint: standardEndpoint, presentedBinding: presented,
+            browserSessionToken: context.cookie(.session, in: request), bindingLifetimeSeconds: BrowserBinding.lifetimeSeconds,
+            lifetimeSeconds: Self.pendingLifetimeSeconds, now: context.clock.now())
+        let surface: ErrorSurface = standardEndpoint ? .standard(.authorize) : .zevAuth
+        switch outcome {
+        case .refused(.show(let error), _):
+            return show(error, request, surface: surface)
+        case .refused(.redirect(let error, let to, let state), let appName):
+            return redirectError(error, to: to, state: state, appName: appName ?? "the app", heldForGesture: true, surface: surface)
+        case .refused(.proceed, _):
+            throw ServerFailure.inconsistent("start refused a request that passed its checks")
+        case .recorded(let recorded, let binding):
+            let setCookies =
+                recorded.mintedBinding ? [BrowserCookie.binding.set(binding, maxAge: nil, secure: context.configuration.secureCookies)] : []
+            let next = recorded.authenticated ? "/v1/auth/zevid/consent" : "/v1/auth/zevid/signin"
+            return Wire.seeOther("\(next)?request=\(recorded.requestID)", cookies: setCookies)
         }
-        let requestID = try store.createAuthorizationRequest(
-            validated, standardEndpoint: standardEndpoint, browserBindingHash: Crypto.hexSHA256(binding),
-            browserSessionID: browserSessionID,
-            now: now, lifetimeSeconds: Self.pendingLifetimeSeconds)
-        let next = browserSessionID == nil ? "/v1/auth/zevid/signin" : "/v1/auth/zevid/consent"
-        return Wire.seeOther("\(next)?request=\(requestID)", cookies: setCookies)
     }
 
     // MARK: Sign-in page

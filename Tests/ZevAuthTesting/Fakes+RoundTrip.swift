@@ -9,7 +9,7 @@ import ZevAuthServer
 /// An in-memory stand-in for every store port of the round trip and sessions (`RoundTripPorts`): each
 /// call answers what the test scripted and records what it was given, so handlers can be tested in process
 /// without PostgreSQL.
-public final class FakeRoundTripStore: ExchangeStore, RefreshStore, RevokeStore, IntrospectStore, CurrentSessionStore,
+public final class FakeRoundTripStore: StartStore, ExchangeStore, RefreshStore, RevokeStore, IntrospectStore, CurrentSessionStore,
     RateLimitStore, @unchecked Sendable
 {
     /// What the next exchange statement reports.
@@ -30,8 +30,28 @@ public final class FakeRoundTripStore: ExchangeStore, RefreshStore, RevokeStore,
     public let refreshAttempts = Mutex<[RefreshAttempt]>([])
     public let revocations = Mutex<[(String, String)]>([])
 
+    /// Start clients by publishable key, and every pending sign-in recorded.
+    public let startClients = Mutex<[String: StartClient]>([:])
+    public let pendingSignIns = Mutex<[PendingSignIn]>([])
+
     public init(exchangeFacts: ExchangeFacts = ExchangeFacts(clientKnown: false)) {
         self.exchangeFacts = Mutex(exchangeFacts)
+    }
+
+    public func startClient(publishableKey: String) throws -> StartClient? {
+        startClients.withLock { $0[publishableKey] }
+    }
+
+    /// Records the pending sign-in; the binding is adopted when one was presented, the browser session
+    /// attached when a token was presented.
+    public func recordPendingSignIn(_ pending: PendingSignIn) throws -> RecordedSignIn {
+        let count = pendingSignIns.withLock {
+            $0.append(pending)
+            return $0.count
+        }
+        return RecordedSignIn(
+            requestID: "00000000-0000-4000-8000-\(String(repeating: "0", count: 12 - String(count).count))\(count)",
+            mintedBinding: pending.presentedBindingHash == nil, authenticated: pending.browserSessionTokenHash != nil)
     }
 
     public func exchange(_ attempt: ExchangeAttempt) throws -> ExchangeFacts {
@@ -83,7 +103,7 @@ public final class FakeRoundTripStore: ExchangeStore, RefreshStore, RevokeStore,
 
     /// Ports that all answer from this fake.
     public var ports: RoundTripPorts {
-        RoundTripPorts(exchange: self, refresh: self, revoke: self, introspect: self, currentSession: self, rateLimits: self)
+        RoundTripPorts(start: self, exchange: self, refresh: self, revoke: self, introspect: self, currentSession: self, rateLimits: self)
     }
 
     /// An app over this fake's ports. Handlers of other areas still hold a `PostgresStore`; its pool points
