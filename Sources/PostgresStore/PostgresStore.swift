@@ -285,29 +285,6 @@ public final class PostgresStore: Sendable {
         return (environment, client)
     }
 
-    /// Records a pending sign-in.
-    /// - Parameter standardEndpoint: whether `/oauth2/authorize` (not `/v1/auth/zevid/start`) started it.
-    /// - Returns: its id (a UUID, not a secret: the browser binding protects it).
-    public func createAuthorizationRequest(
-        _ request: ValidatedStartRequest, standardEndpoint: Bool = false, browserBindingHash: String, browserSessionID: String?,
-        now: Date, lifetimeSeconds: Double
-    ) throws -> String {
-        try pool.query(
-            """
-            INSERT INTO authorization_requests (environment_id, redirect_uri, redirect_kind, state, code_challenge,
-                prompt_login, login_hint, browser_binding_hash, browser_session_id, created_at, expires_at, standard_endpoint)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, to_timestamp($10::float8), to_timestamp($11::float8), $12)
-            RETURNING id
-            """,
-            [
-                request.environmentID, request.redirect.raw, request.redirect.kind.rawValue, request.state.value,
-                request.challenge.value, request.prompt == .login ? "true" : "false", request.loginHint,
-                browserBindingHash, browserSessionID, SQLTime.parameter(now),
-                SQLTime.parameter(now.addingTimeInterval(lifetimeSeconds)), standardEndpoint ? "true" : "false",
-            ]
-        ).rows[0].string("id")
-    }
-
     /// A pending sign-in by id, whatever its state (the caller checks expiry, completion and binding).
     public func authorizationRequest(id: String) throws -> AuthorizationRequestRecord? {
         guard UUID(uuidString: id) != nil else { return nil }
