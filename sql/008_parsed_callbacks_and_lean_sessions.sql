@@ -7,6 +7,11 @@
 -- parts and is never redirected to (the operator still lists and deletes it).
 ALTER TABLE callbacks ADD COLUMN scheme text, ADD COLUMN host text, ADD COLUMN port integer, ADD COLUMN path_and_query text;
 
+-- Pending sign-ins: the start's parsed redirect URI is stored with its parts too, so consent and the
+-- redirect back use it without parsing it again. Pending sign-ins in flight are completed by the same step.
+ALTER TABLE authorization_requests ADD COLUMN redirect_scheme text, ADD COLUMN redirect_host text,
+    ADD COLUMN redirect_port integer, ADD COLUMN redirect_path_and_query text;
+
 -- Sessions: every token pair lives in `refresh_tokens` and `access_tokens` (sql/003); the session row's
 -- mirror of the latest pair cost two unique-index updates per exchange and per refresh and was never read.
 -- A pair written only to the mirror (none should exist) moves to the history tables first, so every

@@ -188,7 +188,8 @@ extension PostgresAuthorizations: StartStore {
     // The start's write in ONE statement (one commit): adopt the presented binding when it is on record for
     // the whole pending sign-in, else record the fresh one; attach the browser session when it is live, its
     // account open and its authentication younger than the environment's maximum age
-    // (docs/protocol.md#browser-recognised); insert the pending sign-in bound to the binding.
+    // (docs/protocol.md#browser-recognised); insert the pending sign-in bound to the binding, with its
+    // parsed redirect URI's parts (sql/008).
     static let pendingSignInSQL = """
         WITH adopted AS (
             SELECT binding_hash FROM browser_bindings
@@ -204,10 +205,12 @@ extension PostgresAuthorizations: StartStore {
               AND b.auth_time > to_timestamp($8::float8) - make_interval(secs => $15::integer * 86400)
         )
         INSERT INTO authorization_requests (environment_id, redirect_uri, redirect_kind, state, code_challenge,
-            prompt_login, login_hint, browser_binding_hash, browser_session_id, created_at, expires_at, standard_endpoint)
+            prompt_login, login_hint, browser_binding_hash, browser_session_id, created_at, expires_at, standard_endpoint,
+            redirect_scheme, redirect_host, redirect_port, redirect_path_and_query)
         SELECT $1::uuid, $2, $3, $4, $5, $6::boolean, $7,
                COALESCE((SELECT binding_hash FROM adopted), (SELECT binding_hash FROM minted)),
-               (SELECT id FROM browser), to_timestamp($8::float8), to_timestamp($9::float8), $10::boolean
+               (SELECT id FROM browser), to_timestamp($8::float8), to_timestamp($9::float8), $10::boolean,
+               $16, $17, $18::integer, $19
         RETURNING id, browser_session_id IS NOT NULL AS authenticated, NOT EXISTS (SELECT 1 FROM adopted) AS minted
         """
 
@@ -223,7 +226,8 @@ extension PostgresAuthorizations: StartStore {
                     SQLTime.parameter(pending.now), SQLTime.parameter(pending.now.addingTimeInterval(pending.lifetimeSeconds)),
                     pending.standardEndpoint ? "true" : "false", pending.presentedBindingHash, pending.freshBindingHash,
                     SQLTime.parameter(pending.now.addingTimeInterval(pending.bindingLifetimeSeconds)),
-                    pending.browserSessionTokenHash, String(pending.sessionMaxAgeDays),
+                    pending.browserSessionTokenHash, String(pending.sessionMaxAgeDays), request.redirect.scheme,
+                    request.redirect.host, request.redirect.port.map(String.init), request.redirect.pathAndQuery,
                 ]
             ).rows[0]
         }

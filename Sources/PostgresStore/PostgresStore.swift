@@ -291,15 +291,23 @@ public final class PostgresStore: Sendable {
         guard
             let row = try pool.query(
                 """
-                SELECT id, environment_id, redirect_uri, redirect_kind, state, code_challenge, prompt_login, login_hint,
+                SELECT id, environment_id, redirect_uri, redirect_kind, redirect_scheme, redirect_host, redirect_port,
+                       redirect_path_and_query, state, code_challenge, prompt_login, login_hint,
                        browser_binding_hash, browser_session_id, expires_at, completed_at, standard_endpoint
                 FROM authorization_requests WHERE id = $1
                 """, [id]
             ).first
         else { return nil }
+        // Rebuilt from the parts the start stored (sql/008), never parsed again; a row without them is
+        // one the migration could not parse, and cannot continue.
+        guard let kind = RedirectKind(rawValue: try row.string("redirect_kind")), let scheme = row["redirect_scheme"],
+            let pathAndQuery = row["redirect_path_and_query"]
+        else { return nil }
+        let redirect = RedirectURI(
+            raw: try row.string("redirect_uri"), kind: kind, scheme: scheme, host: row["redirect_host"],
+            port: row["redirect_port"].flatMap { Int($0) }, pathAndQuery: pathAndQuery)
         return AuthorizationRequestRecord(
-            id: try row.string("id"), environmentID: try row.string("environment_id"),
-            redirectURI: try row.string("redirect_uri"), redirectKind: try row.string("redirect_kind"),
+            id: try row.string("id"), environmentID: try row.string("environment_id"), redirect: redirect,
             state: try row.string("state"), codeChallenge: try row.string("code_challenge"),
             promptLogin: try row.bool("prompt_login"), loginHint: row["login_hint"],
             browserBindingHash: try row.string("browser_binding_hash"), browserSessionID: row["browser_session_id"],

@@ -50,9 +50,8 @@ public struct DomainRecord: Sendable, Equatable {
 public struct AuthorizationRequestRecord: Sendable, Equatable {
     public let id: String
     public let environmentID: String
-    public let redirectURI: String
-    /// `link`, `custom_scheme` or `loopback`.
-    public let redirectKind: String
+    /// The redirect URI the start accepted (as requested, loopback with its port), stored parsed.
+    public let redirect: RedirectURI
     public let state: String
     public let codeChallenge: String
     public let promptLogin: Bool

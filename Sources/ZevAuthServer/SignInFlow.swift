@@ -140,7 +140,7 @@ struct SignInFlow: Sendable {
         guard let session = try authenticatedSession(pending, request) else {
             return Wire.seeOther("/v1/auth/zevid/signin?request=\(pending.record.id)")
         }
-        if pending.record.redirectKind == RedirectKind.link.rawValue,
+        if pending.record.redirect.kind == .link,
             try store.hasConsent(userID: session.userID, environmentID: pending.environment.id)
         {
             return try issueCode(pending, session: session, held: true)
@@ -175,10 +175,9 @@ struct SignInFlow: Sendable {
             guard try store.completeAuthorizationRequest(id: pending.record.id, now: context.clock.now()) else {
                 return Pages.error(status: 400, code: "invalid_request", message: "This sign-in has expired or was already completed.")
             }
-            guard case .success(let base) = RedirectURI.parse(pending.record.redirectURI),
-                let state = OAuthState(decoded: pending.record.state)
-            else {
-                throw ServerFailure.inconsistent("stored redirect URI or state no longer parses")
+            let base = pending.record.redirect
+            guard let state = OAuthState(decoded: pending.record.state) else {
+                throw ServerFailure.inconsistent("stored state no longer valid")
             }
             return redirectError(
                 OAuthError(.accessDenied, "The person declined to sign in."),
@@ -190,9 +189,7 @@ struct SignInFlow: Sendable {
     }
 
     private func issueCode(_ pending: Pending, session: BrowserSessionRecord, held: Bool) throws -> HTTPResponse {
-        guard case .success(let base) = RedirectURI.parse(pending.record.redirectURI) else {
-            throw ServerFailure.inconsistent("stored redirect URI no longer parses")
-        }
+        let base = pending.record.redirect
         let code = try Crypto.mintToken(prefix: "hoc_")
         let issued = try store.issueCode(
             requestID: pending.record.id, browserSessionID: session.id, codeHash: Crypto.hexSHA256(code),

@@ -68,6 +68,10 @@ PARAMETERS = {
         13: ":expires",  # when the binding's record expires
         14: "NULL",  # the browser-session cookie's digest (a new browser has none)
         15: "90",  # the environment's session maximum age, days
+        16: "'http'",  # the redirect URI's parsed parts: scheme,
+        17: "'127.0.0.1'",  # host,
+        18: "5000",  # port,
+        19: "'/cb'",  # path and query
     },
 }
 
