@@ -1,3 +1,4 @@
+import Encoding
 import HTTPServer
 
 extension Routes {
@@ -8,11 +9,11 @@ extension Routes {
         let exchange = ExchangeHandler(context: context)
         let admin = AdminHandlers(context: context)
         let sessions = SessionHandlers(context: context)
-        add("GET", "/healthz") { _, _ in Wire.anyJSON(status: 200, ["status": "ok"]) }
+        add("GET", "/healthz") { _, _ in Wire.json(status: 200, ["status": "ok"] as JSONValue) }
         add("GET", "/readyz") { _, _ in
             context.store.isReady()
-                ? Wire.anyJSON(status: 200, ["status": "ready"])
-                : Wire.anyJSON(status: 503, ["status": "unavailable", "error": "temporarily_unavailable"])
+                ? Wire.json(status: 200, ["status": "ready"] as JSONValue)
+                : Wire.json(status: 503, ["status": "unavailable", "error": "temporarily_unavailable"] as JSONValue)
         }
         add("GET", Pages.stylesheetPath) { _, _ in
             HTTPResponse(
