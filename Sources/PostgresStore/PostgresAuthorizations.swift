@@ -169,8 +169,60 @@ extension PostgresAuthorizations: ExchangeStore {
     }
 }
 
+extension PostgresAuthorizations: ConsentStore {
+    /// Issues an authorization code for a pending sign-in and completes it, in one statement, so a pending
+    /// sign-in yields at most one code. Remembers consent when `rememberConsent` is set.
+    /// - Parameters:
+    ///   - codeHash: SHA-256 hex of the `hoc_…` code (the code itself is never stored).
+    ///   - lifetimeSeconds: 60 (docs/protocol.md#code-lifetime).
+    /// - Returns: false when the pending sign-in is unknown, expired, completed, or not authenticated by
+    ///   `browserSessionID`.
+    public func issueCode(
+        requestID: String, browserSessionID: String, codeHash: String, rememberConsent: Bool, now: Date, lifetimeSeconds: Double
+    ) throws -> Bool {
+        let result = try PostgresEdge.run {
+            try pool.query(
+                """
+                WITH request AS (
+                    UPDATE authorization_requests r SET completed_at = to_timestamp($4::float8)
+                    FROM browser_sessions b
+                    WHERE r.id = $1 AND r.completed_at IS NULL AND r.expires_at > to_timestamp($4::float8)
+                      AND r.browser_session_id = $2 AND b.id = r.browser_session_id AND b.ended_at IS NULL
+                    RETURNING r.environment_id, r.redirect_uri, r.code_challenge, b.user_id, b.id AS browser_session_id, b.auth_time
+                ), consent AS (
+                    INSERT INTO consents (user_id, environment_id, granted_at)
+                    SELECT user_id, environment_id, to_timestamp($4::float8) FROM request WHERE $6::boolean
+                    ON CONFLICT (user_id, environment_id) DO NOTHING
+                )
+                INSERT INTO authorization_codes (code_hash, environment_id, user_id, browser_session_id, redirect_uri,
+                    code_challenge, auth_time, issued_at, expires_at)
+                SELECT $3, environment_id, user_id, browser_session_id, redirect_uri, code_challenge, auth_time,
+                       to_timestamp($4::float8), to_timestamp($5::float8)
+                FROM request
+                RETURNING id
+                """,
+                [
+                    requestID, browserSessionID, codeHash, SQLTime.parameter(now),
+                    SQLTime.parameter(now.addingTimeInterval(lifetimeSeconds)), rememberConsent ? "true" : "false",
+                ])
+        }
+        return result.rowsAffected == 1
+    }
+
+    /// Ends a pending sign-in without a code (consent denied).
+    /// - Returns: false when it had already ended.
+    public func completeAuthorizationRequest(id: String, now: Date) throws -> Bool {
+        try PostgresEdge.run {
+            try pool.query(
+                "UPDATE authorization_requests SET completed_at = to_timestamp($2::float8) WHERE id = $1 AND completed_at IS NULL",
+                [id, SQLTime.parameter(now)]
+            ).rowsAffected == 1
+        }
+    }
+}
+
 extension PostgresStore {
-    /// The authorization codes' aggregate (the exchange).
+    /// The pending sign-ins' and authorization codes' aggregate (start, consent, exchange).
     public var authorizations: PostgresAuthorizations { PostgresAuthorizations(pool: pool) }
 }
 

@@ -7,6 +7,8 @@ import PostgresStore
 public struct RoundTripPorts: Sendable {
     /// The start's client read and its one-statement write (`Start`).
     public var start: any StartStore
+    /// Issuing the code or ending the pending sign-in (`Consent`).
+    public var consent: any ConsentStore
     /// The one-statement exchange (`Exchange`).
     public var exchange: any ExchangeStore
     /// The one-statement refresh (`Refresh`).
@@ -22,11 +24,12 @@ public struct RoundTripPorts: Sendable {
 
     /// Ports over explicit stores (fakes in tests).
     public init(
-        start: any StartStore, exchange: any ExchangeStore, refresh: any RefreshStore, revoke: any RevokeStore,
+        start: any StartStore, consent: any ConsentStore, exchange: any ExchangeStore, refresh: any RefreshStore, revoke: any RevokeStore,
         introspect: any IntrospectStore,
         currentSession: any CurrentSessionStore, rateLimits: any RateLimitStore
     ) {
         self.start = start
+        self.consent = consent
         self.exchange = exchange
         self.refresh = refresh
         self.revoke = revoke
@@ -39,7 +42,8 @@ public struct RoundTripPorts: Sendable {
     public init(_ store: PostgresStore) {
         let sessions = store.sessions
         self.init(
-            start: store.authorizations, exchange: store.authorizations, refresh: sessions, revoke: sessions, introspect: sessions,
+            start: store.authorizations, consent: store.authorizations, exchange: store.authorizations, refresh: sessions, revoke: sessions,
+            introspect: sessions,
             currentSession: sessions,
             rateLimits: store.rateLimits)
     }

@@ -13,13 +13,12 @@ struct SignInFlow: Sendable {
 
     /// A pending sign-in lives 10 minutes (docs/protocol.md#pending-sign-in).
     static let pendingLifetimeSeconds: Double = 600
-    /// Codes expire 60 seconds after issue (docs/protocol.md#code-lifetime).
-    static let codeLifetimeSeconds: Double = 60
     static let genericCredentialsMessage = "The email or password is incorrect."
     /// What a sign-in form says when the email is not an address this server accepts.
     static let invalidEmailMessage = "Enter a valid email address."
 
     private var store: PostgresStore { context.store }
+    private var consent: Consent { Consent(store: context.roundTrip.consent, secrets: context.secrets) }
 
     // MARK: Start
 
@@ -172,7 +171,7 @@ struct SignInFlow: Sendable {
             return try issueCode(pending, session: session, held: false)
         case "deny":
             // One outcome per sign-in: a concurrent Continue (or a second Cancel) that completed it first wins.
-            guard try store.completeAuthorizationRequest(id: pending.record.id, now: context.clock.now()) else {
+            guard try consent.deny(requestID: pending.record.id, now: context.clock.now()) else {
                 return Pages.error(status: 400, code: "invalid_request", message: "This sign-in has expired or was already completed.")
             }
             let base = pending.record.redirect
@@ -190,11 +189,10 @@ struct SignInFlow: Sendable {
 
     private func issueCode(_ pending: Pending, session: BrowserSessionRecord, held: Bool) throws -> HTTPResponse {
         let base = pending.record.redirect
-        let code = try Crypto.mintToken(prefix: "hoc_")
-        let issued = try store.issueCode(
-            requestID: pending.record.id, browserSessionID: session.id, codeHash: Crypto.hexSHA256(code),
-            rememberConsent: base.kind == .link, now: context.clock.now(), lifetimeSeconds: Self.codeLifetimeSeconds)
-        guard issued else {
+        guard
+            let code = try consent.allow(
+                requestID: pending.record.id, redirect: base, browserSessionID: session.id, now: context.clock.now())
+        else {
             return Pages.error(status: 400, code: "invalid_request", message: "This sign-in has expired or was already completed.")
         }
         guard let state = OAuthState(decoded: pending.record.state) else {

@@ -9,7 +9,8 @@ import ZevAuthServer
 /// An in-memory stand-in for every store port of the round trip and sessions (`RoundTripPorts`): each
 /// call answers what the test scripted and records what it was given, so handlers can be tested in process
 /// without PostgreSQL.
-public final class FakeRoundTripStore: StartStore, ExchangeStore, RefreshStore, RevokeStore, IntrospectStore, CurrentSessionStore,
+public final class FakeRoundTripStore: StartStore, ConsentStore, ExchangeStore, RefreshStore, RevokeStore, IntrospectStore,
+    CurrentSessionStore,
     RateLimitStore, @unchecked Sendable
 {
     /// What the next exchange statement reports.
@@ -52,6 +53,24 @@ public final class FakeRoundTripStore: StartStore, ExchangeStore, RefreshStore, 
         return RecordedSignIn(
             requestID: "00000000-0000-4000-8000-\(String(repeating: "0", count: 12 - String(count).count))\(count)",
             mintedBinding: pending.presentedBindingHash == nil, authenticated: pending.browserSessionTokenHash != nil)
+    }
+
+    /// Codes issued (by pending sign-in id) and pending sign-ins ended without one.
+    public let issuedCodes = Mutex<[String: String]>([:])
+    public let completed = Mutex<Set<String>>([])
+
+    public func issueCode(
+        requestID: String, browserSessionID: String, codeHash: String, rememberConsent: Bool, now: Date, lifetimeSeconds: Double
+    ) throws -> Bool {
+        completed.withLock { $0.insert(requestID).inserted }
+            && issuedCodes.withLock {
+                $0[requestID] = codeHash
+                return true
+            }
+    }
+
+    public func completeAuthorizationRequest(id: String, now: Date) throws -> Bool {
+        completed.withLock { $0.insert(id).inserted }
     }
 
     public func exchange(_ attempt: ExchangeAttempt) throws -> ExchangeFacts {
@@ -103,7 +122,9 @@ public final class FakeRoundTripStore: StartStore, ExchangeStore, RefreshStore, 
 
     /// Ports that all answer from this fake.
     public var ports: RoundTripPorts {
-        RoundTripPorts(start: self, exchange: self, refresh: self, revoke: self, introspect: self, currentSession: self, rateLimits: self)
+        RoundTripPorts(
+            start: self, consent: self, exchange: self, refresh: self, revoke: self, introspect: self, currentSession: self,
+            rateLimits: self)
     }
 
     /// An app over this fake's ports. Handlers of other areas still hold a `PostgresStore`; its pool points
