@@ -151,21 +151,6 @@ public struct RateLimiter: Sendable {
             retryAfterSeconds: remaining)
     }
 
-    /// Runs a failure-counted endpoint: over the limit, 429 before `body` runs; otherwise `body`'s answer,
-    /// counted against the client address when it is a 4xx (exchanges and refreshes, docs/protocol.md#rate-limits).
-    /// - Throws: `StoreUnavailable`, and whatever `body` throws.
-    public func countingFailures(
-        _ bucket: RateLimitBucket, _ request: HTTPRequest, configuration: ServerConfiguration, _ body: () throws -> HTTPResponse
-    ) throws -> HTTPResponse {
-        let address = ClientAddress.of(request, configuration: configuration)
-        if case .limited(let seconds) = try check(bucket, key: address) {
-            return RateLimiter.tooManyRequestsJSON(retryAfterSeconds: seconds)
-        }
-        let response = try body()
-        if (400..<500).contains(response.status) { try hit(bucket, key: address) }
-        return response
-    }
-
     /// The JSON answer over the limit: 429, `Retry-After` in seconds (RFC 9110 §10.2.3; RFC 6585 §4), and
     /// `{"error":"temporarily_unavailable","error_description":"rate_limited: …"}` — RFC 6749 has no
     /// rate-limit code; `temporarily_unavailable` is the registered one standard clients already handle.

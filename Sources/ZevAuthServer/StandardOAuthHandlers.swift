@@ -170,30 +170,61 @@ struct StandardOAuthHandlers: Sendable {
     /// present (`invalid_request`) and supported (`unsupported_grant_type`), the grant's parameters
     /// present (`invalid_request`), then the exchange or refresh core, whose failures are all
     /// `invalid_grant` with the product code first in `error_description` (RFC 6749 §5.2).
+    ///
+    /// Failed code grants count as failed exchanges and failed refresh grants as failed refreshes, against
+    /// the client address (docs/protocol.md#rate-limits). A well-formed grant runs as one statement, which
+    /// checks the client and the limit itself; only a request that fails before the grant looks the client
+    /// up (to keep 401 before 400) and reads the limit on its own.
     func token(_ request: HTTPRequest) throws -> HTTPResponse {
+        let limiter = RateLimiter(context: context)
+        let address = ClientAddress.of(request, configuration: context.configuration)
+        let bucket: RateLimitBucket =
+            Self.form(request)?["grant_type"] == "refresh_token" ? .refreshFailuresPerAddress : .exchangeFailuresPerAddress
+        let response = try checkedToken(request, limiter: limiter, address: address, bucket: bucket)
+        if response.status != 429, (400..<500).contains(response.status) { try limiter.hit(bucket, key: address) }
+        return response
+    }
+
+    private func checkedToken(_ request: HTTPRequest, limiter: RateLimiter, address: String, bucket: RateLimitBucket) throws
+        -> HTTPResponse
+    {
+        func limitedOr(_ answer: () throws -> HTTPResponse) throws -> HTTPResponse {
+            if case .limited(let seconds) = try limiter.check(bucket, key: address) {
+                return RateLimiter.tooManyRequestsJSON(retryAfterSeconds: seconds)
+            }
+            return try answer()
+        }
+        let unknownClient = GrantResult.failed(OAuthError(.invalidClient, "Send the environment's publishable key as client_id."))
+            .response(on: .standard(.token))
         let form: [String: String]
         switch Self.publicClientForm(request) {
-        case .failure(let stop): return stop.response
+        case .failure(let stop): return try limitedOr { stop.response }
         case .success(let fields): form = fields
         }
-        guard let environment = try environment(clientID: form["client_id"]) else {
-            return GrantResult.failed(OAuthError(.invalidClient, "Send the environment's publishable key as client_id."))
-                .response(on: .standard(.token))
+        guard let clientID = form["client_id"], clientID.hasPrefix("pk_") else { return try limitedOr { unknownClient } }
+        // A refusal before the grant: the client is looked up first, so an unknown one is still 401.
+        func refused(_ answer: HTTPResponse) throws -> HTTPResponse {
+            try limitedOr { try context.roundTrip.exchange.isKnownClient(publishableKey: clientID) ? answer : unknownClient }
         }
-        guard let grantType = form["grant_type"] else { return Self.tokenError(.invalidRequest, "grant_type is required.") }
-        switch grantType {
+        let gate = limiter.gate(bucket, key: address)
+        let result: GrantResult
+        switch form["grant_type"] {
+        case nil:
+            return try refused(Self.tokenError(.invalidRequest, "grant_type is required."))
         case "authorization_code":
-            guard let code = form["code"] else { return Self.tokenError(.invalidRequest, "code is required.") }
+            guard let code = form["code"] else { return try refused(Self.tokenError(.invalidRequest, "code is required.")) }
             let fields = ExchangeHandler.Fields(code: code, redirectURI: form["redirect_uri"], codeVerifier: form["code_verifier"])
-            return try ExchangeHandler(context: context).grant(fields, publishableKey: environment.publishableKey)
-                .response(on: .standard(.token))
+            result = try ExchangeHandler(context: context).grant(fields, publishableKey: clientID, gate: gate)
         case "refresh_token":
-            guard let refreshToken = form["refresh_token"] else { return Self.tokenError(.invalidRequest, "refresh_token is required.") }
-            return try SessionGrants(context: context).refresh(refreshToken: refreshToken, publishableKey: environment.publishableKey)
-                .response(on: .standard(.token))
+            guard let refreshToken = form["refresh_token"] else {
+                return try refused(Self.tokenError(.invalidRequest, "refresh_token is required."))
+            }
+            result = try SessionGrants(context: context).refresh(refreshToken: refreshToken, publishableKey: clientID, gate: gate)
         default:
-            return Self.tokenError(.unsupportedGrantType, "grant_type must be authorization_code or refresh_token.")
+            return try refused(Self.tokenError(.unsupportedGrantType, "grant_type must be authorization_code or refresh_token."))
         }
+        if result.outcome == .invalidClient { return unknownClient }
+        return result.response(on: .standard(.token))
     }
 
     // MARK: Revocation
