@@ -89,7 +89,6 @@ import ZevAuthTesting
         let fake = FakeRoundTripStore(
             exchangeFacts: ExchangeFacts(
                 clientKnown: true, code: .won, redirectPresent: true, redirectMatches: true, challengeMatches: true, session: Self.session))
-        fake.environmentsByPublishableKey.withLock { $0["pk_test_x"] = "env-1" }
         let form =
             "grant_type=authorization_code&client_id=pk_test_x&code=hoc_c&redirect_uri=http%3A%2F%2F127.0.0.1%3A5000%2Fcb&code_verifier="
             + String(repeating: "v", count: 43)
@@ -103,6 +102,8 @@ import ZevAuthTesting
         #expect((body["refresh_token"] as? String)?.hasPrefix("zrt_") == true)
         #expect(body["token_type"] as? String == "Bearer")
         #expect(body["expires_in"] as? Int == 900)
+        // The grant's own statement checks the failure limit.
+        #expect(fake.exchangeAttempts.withLock { $0.first?.failureGate?.bucket } == "exchange_failure_address")
     }
 
     @Test func aRefreshChecksItsLimitInsideTheStatementAndAnswersTheSessionBody() throws {
