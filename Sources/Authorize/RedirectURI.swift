@@ -104,6 +104,18 @@ public struct RedirectURI: Sendable, Equatable {
         "code", "state", "iss", "error", "error_description", "error_uri", "id_token", "session_state",
     ]
 
+    /// A URI that `parse` accepted earlier, rebuilt from the parts stored at registration (the registered
+    /// callbacks' columns, sql/008), so a registered URI is parsed once, when it is registered.
+    /// - Parameters: the fields of the value `parse` returned for `raw`.
+    public init(raw: String, kind: RedirectKind, scheme: String, host: String?, port: Int?, pathAndQuery: String) {
+        self.raw = raw
+        self.kind = kind
+        self.scheme = scheme
+        self.host = host
+        self.port = port
+        self.pathAndQuery = pathAndQuery
+    }
+
     /// Parses a redirect URI.
     /// - Parameter raw: the URI as registered or as requested.
     /// - Returns: the parsed URI, or the first rule it breaks.

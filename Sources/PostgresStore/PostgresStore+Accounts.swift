@@ -58,38 +58,4 @@ extension PostgresStore {
     static func endEverything(_ connection: PostgresConnection, userID: String, now: Date, reason: String) throws {
         try PostgresAccounts.endEverything(connection, userID: userID, now: now, reason: reason)
     }
-
-    // MARK: - Rate limits
-
-    /// Counts one event in a fixed window: one atomic `INSERT … ON CONFLICT DO UPDATE … RETURNING`, so
-    /// every instance sharing the database sees the same count.
-    /// - Parameters:
-    ///   - bucket: what is counted (`password_account`, …).
-    ///   - key: whose events (a user id, an email hash, a client address).
-    ///   - windowStart: the window's first instant (the caller aligns it).
-    /// - Returns: the count in this window including this event.
-    public func rateLimitHit(bucket: String, key: String, windowStart: Date) throws -> Int {
-        try pool.query(
-            """
-            INSERT INTO rate_limit_counters (bucket, key, window_start, count) VALUES ($1, $2, to_timestamp($3::float8), 1)
-            ON CONFLICT (bucket, key, window_start) DO UPDATE SET count = rate_limit_counters.count + 1
-            RETURNING count
-            """, [bucket, key, SQLTime.parameter(windowStart)]
-        ).rows[0].int("count")
-    }
-
-    /// The count in a window without adding to it (for buckets that count only failures).
-    public func rateLimitCount(bucket: String, key: String, windowStart: Date) throws -> Int {
-        try pool.query(
-            "SELECT count FROM rate_limit_counters WHERE bucket = $1 AND key = $2 AND window_start = to_timestamp($3::float8)",
-            [bucket, key, SQLTime.parameter(windowStart)]
-        ).first.map { try $0.int("count") } ?? 0
-    }
-
-    /// Deletes counters of windows that ended before `before` (housekeeping; safe at any time).
-    /// - Returns: rows deleted.
-    public func pruneRateLimits(before: Date) throws -> Int {
-        try pool.query("DELETE FROM rate_limit_counters WHERE window_start < to_timestamp($1::float8)", [SQLTime.parameter(before)])
-            .rowsAffected
-    }
 }

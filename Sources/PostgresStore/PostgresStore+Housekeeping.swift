@@ -28,7 +28,7 @@ extension PostgresStore {
             """, cutoff
         ).rowsAffected
         let challenges = try pool.query("DELETE FROM mfa_challenges WHERE expires_at < to_timestamp($1::float8)", cutoff).rowsAffected
-        let counters = try pruneRateLimits(before: before)
+        let counters = try rateLimits.prune(before: before)
         let bindings = try pool.query("DELETE FROM browser_bindings WHERE expires_at < to_timestamp($1::float8)", cutoff).rowsAffected
         return PruneCounts(
             authorizationRequests: requests, authorizationCodes: codes, mfaChallenges: challenges, rateLimitCounters: counters,

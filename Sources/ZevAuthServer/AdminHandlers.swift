@@ -44,7 +44,7 @@ struct AdminHandlers: Sendable {
         }
     }
 
-    private func requireEnvironment(_ request: HTTPRequest) throws -> Result<EnvironmentRecord, Stop> {
+    func requireEnvironment(_ request: HTTPRequest) throws -> Result<EnvironmentRecord, Stop> {
         switch try actor(request) {
         case .none: return .failure(Stop(Self.invalidToken))
         case .operator: return .failure(Stop(Wire.error(.forbidden, "Use the environment's secret key (sk_…) for this call.")))
@@ -87,70 +87,6 @@ struct AdminHandlers: Sendable {
                 publishableKey: try Crypto.mintToken(prefix: publishablePrefix), secretKeyHash: Crypto.hexSHA256(secret),
                 secretKeySuffix: String(secret.suffix(4))), secret
         )
-    }
-
-    // MARK: Callbacks (secret key)
-
-    /// `POST /v1/admin/callbacks {"uri"}` → 201 `{"id","uri","kind"}`. Registration refuses what could
-    /// never be safe (docs/protocol.md#callback-registration); a link needs a verified project domain.
-    func addCallback(_ request: HTTPRequest) throws -> HTTPResponse {
-        let environment: EnvironmentRecord
-        switch try requireEnvironment(request) {
-        case .failure(let stop): return stop.response
-        case .success(let value): environment = value
-        }
-        guard let body = JSONObjectBody(request.body) else { return Self.badBody }
-        guard case .value(let raw) = body.string("uri") else { return Self.invalidField("uri", "is required (a string)") }
-        let uri: RedirectURI
-        switch RedirectURI.parse(raw) {
-        case .failure(let problem): return Self.invalidField("uri", "is not a redirect URI this server accepts: \(problem.explanation)")
-        case .success(let value): uri = value
-        }
-        if uri.kind == .link, try !context.store.isDomainVerified(projectID: environment.projectID, domain: uri.host ?? "") {
-            return Self.invalidField("uri", "uses a domain that is not a verified domain of this project")
-        }
-        do {
-            let callback = try context.store.addCallback(
-                environmentID: environment.id, uri: uri.raw, kind: uri.kind.rawValue, now: context.clock.now())
-            return Wire.anyJSON(status: 201, Self.callbackBody(callback))
-        } catch StoreError.duplicate {
-            return Wire.error(.conflict, "This redirect URI is already registered.", status: 409)
-        }
-    }
-
-    /// `GET /v1/admin/callbacks?cursor=&limit=` → `{"items": […], "nextCursor": …}`.
-    func listCallbacks(_ request: HTTPRequest) throws -> HTTPResponse {
-        let environment: EnvironmentRecord
-        switch try requireEnvironment(request) {
-        case .failure(let stop): return stop.response
-        case .success(let value): environment = value
-        }
-        guard let paging = Paging(request) else { return Self.invalidField("limit", "must be a whole number from 1 to 100") }
-        let items = try context.store.callbacks(environmentID: environment.id, after: paging.cursor, limit: paging.limit + 1)
-        let page = Array(items.prefix(paging.limit))
-        return Wire.anyJSON(
-            status: 200,
-            [
-                "items": page.map(Self.callbackBody),
-                "nextCursor": items.count > paging.limit ? (page.last?.id ?? "") : NSNull(),
-            ] as [String: Any])
-    }
-
-    /// `DELETE /v1/admin/callbacks/{id}` → 204, or 404 `not_found`.
-    func deleteCallback(_ request: HTTPRequest, id: String) throws -> HTTPResponse {
-        let environment: EnvironmentRecord
-        switch try requireEnvironment(request) {
-        case .failure(let stop): return stop.response
-        case .success(let value): environment = value
-        }
-        guard try context.store.deleteCallback(environmentID: environment.id, id: id) else {
-            return Wire.error(.notFound, "No callback with this id in this environment.", status: 404)
-        }
-        return HTTPResponse(status: 204, headers: HTTPHeaders([("Cache-Control", "no-store")]))
-    }
-
-    static func callbackBody(_ callback: CallbackRecord) -> [String: Any] {
-        ["id": callback.id, "uri": callback.uri, "kind": callback.kind, "createdAt": Wire.timestamp(callback.createdAt)]
     }
 
     // MARK: Domains

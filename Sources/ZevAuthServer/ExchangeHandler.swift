@@ -1,12 +1,10 @@
 import Authorize
-import Crypto
 import Foundation
 import HTTPServer
-import PKCE
-import PostgresStore
 
-/// `POST /v1/auth/handoff/exchange` (docs/protocol.md#exchange-checks): the checks in the contract's order, with the
-/// code consumed by one atomic statement that also creates the session (`PostgresStore.exchange`).
+/// `POST /v1/auth/handoff/exchange` (docs/protocol.md#exchange-checks): rows 1–2 here at the edge, rows 3–6
+/// by the `Exchange` use case, which runs the one statement that consumes the code and creates the
+/// session and decides once from its facts (`ExchangeDecision`).
 struct ExchangeHandler: Sendable {
     let context: ServerContext
 
@@ -56,7 +54,7 @@ struct ExchangeHandler: Sendable {
 
     /// Row 2's answer, after row 1 is checked for a known key (a malformed body cannot reach the statement).
     private func invalidBody(publishableKey: String) throws -> HTTPResponse {
-        guard try context.store.environment(publishableKey: publishableKey) != nil else {
+        guard try context.roundTrip.exchange.isKnownClient(publishableKey: publishableKey) else {
             context.metrics.exchange(.invalidClient)
             return invalidClient()
         }
@@ -72,52 +70,23 @@ struct ExchangeHandler: Sendable {
     /// 6749 §5.1/§5.2 shapes and a code from either start works on either exchange.
     /// - Parameter gate: the client's failure limit, checked inside the exchange statement (nil: none).
     func grant(_ fields: Fields, publishableKey: String, gate: RateLimiter.Gate? = nil) throws -> GrantResult {
-        let accessToken = try Crypto.mintToken(prefix: "zat_")
-        let refreshToken = try Crypto.mintToken(prefix: "zrt_")
         let now = context.clock.now()
-        let outcome = try context.store.exchange(
-            PostgresStore.ExchangeAttempt(
-                publishableKey: publishableKey,
-                codeHash: Crypto.hexSHA256(fields.code),
-                requestedRedirectURI: fields.redirectURI,
-                verifierChallenge: ExchangeCheck.verifierChallengeIfValid(fields.codeVerifier, sha256: Self.sha256),
-                attemptID: UUID().uuidString,
-                accessTokenHash: Crypto.hexSHA256(accessToken),
-                refreshTokenHash: Crypto.hexSHA256(refreshToken),
-                now: now, failureGate: gate?.stored))
-        switch outcome {
-        case .unknownClient:
-            context.metrics.exchange(.invalidClient)
-            return .failed(GrantResult.invalidClient)
-        case .rateLimited:
-            context.metrics.exchange(.rateLimited)
-            context.metrics.rateLimited(.exchangeFailuresPerAddress)
-            return .limited(retryAfterSeconds: gate?.retryAfterSeconds ?? 1)
-        case .invalidGrant(let revokedReplay):
-            context.metrics.exchange(revokedReplay ? .replayRevoked : .invalidGrant)
-            // Row 3: unknown, expired, used, or another environment's; the same answer for each (RFC 6749 §5.2).
-            return .failed(OAuthError(.invalidGrant, "The authorization code is invalid, expired or already used."))
-        case .consumed(let issuedRedirectURI, let challengeText, let session):
-            // Rows 4–6 run after consumption: a failed attempt burns the code (RFC 6749 §4.1.2, "MUST NOT be used more than once").
-            guard let challenge = CodeChallenge(challengeText) else {
-                throw ServerFailure.inconsistent("stored challenge is not canonical")
-            }
-            if let failure = ExchangeCheck.afterConsumption(
-                requestedRedirectURI: fields.redirectURI, issuedRedirectURI: issuedRedirectURI,
-                verifier: fields.codeVerifier, challenge: challenge, sha256: Self.sha256,
-                constantTimeEquals: Self.constantTimeEquals)
-            {
-                context.metrics.exchange(failure.code == .pkceVerificationFailed ? .pkceFailed : .redirectURIMismatch)
-                return .failed(failure)
-            }
-            guard let session else {
-                context.metrics.exchange(.invalidGrant)
-                // Rows 4–6 passed but no session was made: the account was closed in the meantime.
-                return .failed(OAuthError(.invalidGrant, "The account can no longer sign in."))
-            }
-            context.metrics.exchange(.ok)
-            return .issued(session, accessToken: accessToken, refreshToken: refreshToken, now: now)
-        }
+        let outcome = try Exchange(store: context.roundTrip.exchange, secrets: context.secrets)(
+            publishableKey: publishableKey, code: fields.code, redirectURI: fields.redirectURI, codeVerifier: fields.codeVerifier,
+            gate: gate?.stored, now: now, observe: { context.metrics.exchange(Self.metric($0)) })
+        if case .rateLimited = outcome { context.metrics.rateLimited(.exchangeFailuresPerAddress) }
+        return GrantResult(outcome, now: now, retryAfterSeconds: gate?.retryAfterSeconds ?? 1)
+    }
+
+    /// The `zevauth_exchanges_total` outcome of one statement's facts, in the decision's row order.
+    static func metric(_ facts: ExchangeFacts) -> ExchangeMetric {
+        guard facts.clientKnown else { return .invalidClient }
+        if facts.rateLimited { return .rateLimited }
+        if case .alreadyConsumed(revokedSession: true) = facts.code { return .replayRevoked }
+        guard facts.code == .won else { return .invalidGrant }
+        guard facts.redirectPresent, facts.redirectMatches else { return .redirectURIMismatch }
+        guard facts.challengeMatches else { return .pkceFailed }
+        return facts.session == nil ? .invalidGrant : .ok
     }
 
     /// Reads row 2: `code` a string; `codeVerifier` and `redirectUri` strings when present (null or absent
@@ -139,32 +108,7 @@ struct ExchangeHandler: Sendable {
         return Fields(code: code, redirectURI: redirectURI, codeVerifier: verifier)
     }
 
-    /// The success body (docs/protocol.md#exchange-success): the session and the safe user fields, never the
-    /// internal records.
-    static func sessionBody(_ session: IssuedSession, accessToken: String, refreshToken: String, now: Date) -> [String: Any] {
-        [
-            "session": [
-                "id": session.sessionID,
-                "accessToken": accessToken,
-                "refreshToken": refreshToken,
-                "tokenType": "Bearer",
-                "expiresIn": max(0, Int(session.accessExpiresAt.timeIntervalSince(now).rounded())),
-                "expiresAt": Wire.timestamp(session.expiresAt),
-                "idleExpiresAt": Wire.timestamp(session.idleExpiresAt),
-            ] as [String: Any],
-            "user": userBody(session.user),
-        ]
-    }
-
-    /// `{"id","email","name","imageUrl"}` (null when the account has no image).
-    static func userBody(_ user: UserRecord) -> [String: Any] {
-        ["id": user.id, "email": user.email, "name": user.name, "imageUrl": user.imageURL ?? NSNull()]
-    }
-
     private func invalidClient() -> HTTPResponse {
         GrantResult.failed(GrantResult.invalidClient).response(on: .zevAuth)
     }
-
-    static let sha256: PKCE.SHA256 = { Crypto.sha256($0) }
-    static let constantTimeEquals: @Sendable ([UInt8], [UInt8]) -> Bool = { Crypto.constantTimeEquals($0, $1) }
 }

@@ -199,7 +199,7 @@ public final class HTTPMetrics: Sendable {
 }
 
 /// An exchange's outcome (`zevauth_exchanges_total{outcome}`), on either exchange surface.
-public enum ExchangeOutcome: Int, CaseIterable, Sendable {
+public enum ExchangeMetric: Int, CaseIterable, Sendable {
     case ok, invalidRequest, invalidClient, invalidGrant, replayRevoked, redirectURIMismatch, pkceFailed, rateLimited
     static let labels = [
         "ok", "invalid_request", "invalid_client", "invalid_grant", "replay_revoked", "redirect_uri_mismatch", "pkce_failed",
@@ -208,7 +208,7 @@ public enum ExchangeOutcome: Int, CaseIterable, Sendable {
 }
 
 /// A refresh's outcome (`zevauth_refreshes_total{outcome}`).
-public enum RefreshOutcome: Int, CaseIterable, Sendable {
+public enum RefreshMetric: Int, CaseIterable, Sendable {
     case ok, invalidRequest, invalidClient, invalidGrant, reuseRevoked, ended, reauthenticationRequired, rateLimited
     static let labels = [
         "ok", "invalid_request", "invalid_client", "invalid_grant", "reuse_revoked", "ended", "reauthentication_required",
@@ -242,9 +242,9 @@ public enum SignInOutcome: Int, CaseIterable, Sendable {
 /// Every metric of one server (`ServerContext.metrics`), rendered at `GET /metrics` on the metrics listener.
 public final class Metrics: Sendable {
     let exchanges = CounterFamily(
-        "zevauth_exchanges_total", help: "Code exchanges, by outcome.", labels: [("outcome", ExchangeOutcome.labels)])
+        "zevauth_exchanges_total", help: "Code exchanges, by outcome.", labels: [("outcome", ExchangeMetric.labels)])
     let refreshes = CounterFamily(
-        "zevauth_refreshes_total", help: "Refresh-token grants, by outcome.", labels: [("outcome", RefreshOutcome.labels)])
+        "zevauth_refreshes_total", help: "Refresh-token grants, by outcome.", labels: [("outcome", RefreshMetric.labels)])
     let signIns = CounterFamily(
         "zevauth_sign_ins_total", help: "Sign-in steps, by method and outcome.",
         labels: [("method", SignInMethod.labels), ("outcome", SignInOutcome.labels)])
@@ -289,9 +289,9 @@ public final class Metrics: Sendable {
     // MARK: Recording (one line at the point the outcome is known)
 
     /// Counts one exchange's outcome (`zevauth_exchanges_total`).
-    public func exchange(_ outcome: ExchangeOutcome) { exchanges.increment(outcome.rawValue) }
+    public func exchange(_ outcome: ExchangeMetric) { exchanges.increment(outcome.rawValue) }
     /// Counts one refresh's outcome (`zevauth_refreshes_total`).
-    public func refresh(_ outcome: RefreshOutcome) { refreshes.increment(outcome.rawValue) }
+    public func refresh(_ outcome: RefreshMetric) { refreshes.increment(outcome.rawValue) }
     /// Counts one sign-in step (`zevauth_sign_ins_total`).
     public func signIn(_ method: SignInMethod, _ outcome: SignInOutcome) { signIns.increment(method.rawValue, outcome.rawValue) }
     /// Counts one request refused by `limit` (`zevauth_rate_limited_total`).
@@ -306,7 +306,7 @@ public final class Metrics: Sendable {
     }
 
     /// The count of `outcome` so far (tests).
-    public func count(_ outcome: ExchangeOutcome) -> Int { exchanges.value([outcome.rawValue]) }
+    public func count(_ outcome: ExchangeMetric) -> Int { exchanges.value([outcome.rawValue]) }
 
     // MARK: Exposition
 

@@ -1,6 +1,6 @@
+import Authorize
 import Foundation
 import HTTPServer
-import PostgresStore
 
 /// Thresholds of the rate limits (docs/protocol.md#rate-limits), counted in PostgreSQL so they hold across instances.
 /// Each is the number of counted events allowed per fixed window of `windowSeconds`.
@@ -91,14 +91,14 @@ public enum RateLimitDecision: Sendable, Equatable {
 /// // … on a 4xx answer: try limiter.hit(.refreshFailuresPerAddress, key: address)
 /// ```
 public struct RateLimiter: Sendable {
-    let store: PostgresStore
+    let store: any RateLimitStore
     let limits: RateLimits
     let clock: any Clock
     let metrics: Metrics
 
     /// - Parameter context: the store, the configured thresholds and the injected clock.
     public init(context: ServerContext) {
-        store = context.store
+        store = context.roundTrip.rateLimits
         limits = context.configuration.rateLimits
         clock = context.clock
         metrics = context.metrics
@@ -123,7 +123,7 @@ public struct RateLimiter: Sendable {
     }
 
     /// Counts one event and answers whether it is within the threshold.
-    /// - Throws: `PostgresError`.
+    /// - Throws: `StoreUnavailable`.
     @discardableResult
     public func hit(_ bucket: RateLimitBucket, key: String) throws -> RateLimitDecision {
         let (start, remaining) = window()
@@ -136,7 +136,7 @@ public struct RateLimiter: Sendable {
     }
 
     /// Whether the threshold is already reached, without counting (for failure-only buckets).
-    /// - Throws: `PostgresError`.
+    /// - Throws: `StoreUnavailable`.
     public func check(_ bucket: RateLimitBucket, key: String) throws -> RateLimitDecision {
         let (start, remaining) = window()
         let count = try store.rateLimitCount(bucket: bucket.rawValue, key: key, windowStart: start)
@@ -146,7 +146,7 @@ public struct RateLimiter: Sendable {
 
     /// A failure limit to check inside another statement, with the `Retry-After` to answer when it holds.
     public struct Gate: Sendable {
-        let stored: PostgresStore.FailureGate
+        let stored: FailureGate
         let retryAfterSeconds: Int
     }
 
@@ -154,24 +154,8 @@ public struct RateLimiter: Sendable {
     public func gate(_ bucket: RateLimitBucket, key: String) -> Gate {
         let (start, remaining) = window()
         return Gate(
-            stored: PostgresStore.FailureGate(bucket: bucket.rawValue, key: key, windowStart: start, threshold: threshold(bucket)),
+            stored: FailureGate(bucket: bucket.rawValue, key: key, windowStart: start, threshold: threshold(bucket)),
             retryAfterSeconds: remaining)
-    }
-
-    /// Runs a failure-counted endpoint: over the limit, 429 before `body` runs; otherwise `body`'s answer,
-    /// counted against the client address when it is a 4xx (exchanges and refreshes, docs/protocol.md#rate-limits).
-    /// - Throws: `PostgresError`, and whatever `body` throws.
-    public func countingFailures(
-        _ bucket: RateLimitBucket, _ request: HTTPRequest, configuration: ServerConfiguration, _ body: () throws -> HTTPResponse
-    ) throws -> HTTPResponse {
-        let address = ClientAddress.of(request, configuration: configuration)
-        if case .limited(let seconds) = try check(bucket, key: address) {
-            if bucket == .refreshFailuresPerAddress { metrics.refresh(.rateLimited) }
-            return RateLimiter.tooManyRequestsJSON(retryAfterSeconds: seconds)
-        }
-        let response = try body()
-        if (400..<500).contains(response.status) { try hit(bucket, key: address) }
-        return response
     }
 
     /// The JSON answer over the limit: 429, `Retry-After` in seconds (RFC 9110 §10.2.3; RFC 6585 §4), and

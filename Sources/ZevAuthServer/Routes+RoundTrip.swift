@@ -1,3 +1,4 @@
+import Encoding
 import HTTPServer
 
 extension Routes {

@@ -8,22 +8,11 @@ extension Routes {
         let grants = SessionGrants(context: context)
         let standard = StandardOAuthHandlers(context: context)
         let admin = SessionAdminHandlers(context: context)
-        let limiter = RateLimiter(context: context)
-        add("POST", "/v1/auth/session/refresh") { request, _ in
-            try limiter.countingFailures(.refreshFailuresPerAddress, request, configuration: context.configuration) {
-                try grants.handleRefresh(request)
-            }
-        }
+        add("POST", "/v1/auth/session/refresh") { request, _ in try grants.handleRefresh(request) }
         add("POST", "/v1/auth/session/revoke") { request, _ in try grants.handleRevoke(request) }
         let documents = ConstantDocuments(configuration: context.configuration)
         add("GET", "/.well-known/oauth-authorization-server") { _, _ in StandardOAuthHandlers.metadata(documents) }
-        add("POST", "/oauth2/token") { request, _ in
-            // Failed code grants count as failed exchanges, failed refresh grants as failed refreshes.
-            let bucket: RateLimitBucket =
-                StandardOAuthHandlers.form(request)?["grant_type"] == "refresh_token"
-                ? .refreshFailuresPerAddress : .exchangeFailuresPerAddress
-            return try limiter.countingFailures(bucket, request, configuration: context.configuration) { try standard.token(request) }
-        }
+        add("POST", "/oauth2/token") { request, _ in try standard.token(request) }
         add("POST", "/oauth2/revoke") { request, _ in try standard.revoke(request) }
         add("POST", "/oauth2/introspect") { request, _ in try standard.introspect(request) }
         add("GET", "/v1/admin/settings") { request, _ in try admin.getSettings(request) }

@@ -35,7 +35,7 @@ public enum ServerRunner {
         guard let directory = sqlDirectory(configured: configured) else {
             throw ConfigurationError(key: "ZEVAUTH_SQL_DIR", problem: "no sql/ folder of migrations was found; set it")
         }
-        return try Migrator(directory: directory, steps: [EmailKeyMigration.step])
+        return try Migrator(directory: directory, steps: [EmailKeyMigration.step, CallbackMigration.step])
     }
 
     /// Serves until SIGINT or SIGTERM, then stops accepting, lets in-flight requests finish (up to 10 s),

@@ -1,18 +1,25 @@
 import Authorize
-import Crypto
 import Encoding
 import Foundation
 import HTTPServer
-import PostgresStore
 
-/// What a token grant (exchange or refresh) produced: a new pair for a session, or an error carrying its
-/// product code. Rendered on ZevAuth's surface (docs/protocol.md#exchange-success) or on the standard
-/// token endpoint (RFC 6749 §5.1/§5.2).
-enum GrantResult {
-    case issued(IssuedSession, accessToken: String, refreshToken: String, now: Date)
-    case failed(OAuthError)
-    /// The client's failure limit is reached: 429 with `Retry-After` on either surface.
-    case limited(retryAfterSeconds: Int)
+/// What a token grant (exchange or refresh) produced, with what rendering needs: the request's time and
+/// the failure gate's `Retry-After`. Rendered on ZevAuth's surface (docs/protocol.md#exchange-success) or
+/// on the standard token endpoint (RFC 6749 §5.1/§5.2).
+struct GrantResult {
+    let outcome: GrantOutcome
+    let now: Date
+    /// Seconds until the failure window ends, answered when the outcome is `.rateLimited`.
+    let retryAfterSeconds: Int
+
+    init(_ outcome: GrantOutcome, now: Date = Date(timeIntervalSince1970: 0), retryAfterSeconds: Int = 1) {
+        self.outcome = outcome
+        self.now = now
+        self.retryAfterSeconds = retryAfterSeconds
+    }
+
+    /// A refusal with `error`.
+    static func failed(_ error: OAuthError) -> GrantResult { GrantResult(.refused(error)) }
 
     /// No or unknown publishable key (docs/protocol.md#exchange-row-1; RFC 6749 §5.2).
     static let invalidClient = OAuthError(.invalidClient, "Send the environment's publishable key as Authorization: Bearer pk_…")
@@ -21,111 +28,209 @@ enum GrantResult {
     /// On `/oauth2/token` the error is the RFC code with the product code first in `error_description`,
     /// and its status is the RFC code's (a `reauthentication_required` is a 400 `invalid_grant` there).
     func response(on surface: ErrorSurface) -> HTTPResponse {
-        switch (self, surface) {
-        case (.limited(let seconds), _):
-            return RateLimiter.tooManyRequestsJSON(retryAfterSeconds: seconds)
-        case (.issued(let session, let accessToken, let refreshToken, let now), .zevAuth):
-            return Wire.anyJSON(
-                status: 200, ExchangeHandler.sessionBody(session, accessToken: accessToken, refreshToken: refreshToken, now: now))
-        case (.issued(let session, let accessToken, let refreshToken, let now), .standard):
-            return Wire.anyJSON(
-                status: 200,
-                [
-                    "access_token": accessToken, "token_type": "Bearer", "refresh_token": refreshToken,
-                    "expires_in": max(0, Int(session.accessExpiresAt.timeIntervalSince(now).rounded())),
-                ] as [String: Any])
-        case (.failed(let error), .zevAuth):
+        switch outcome {
+        case .rateLimited:
+            return RateLimiter.tooManyRequestsJSON(retryAfterSeconds: retryAfterSeconds)
+        case .invalidClient:
+            return Self.refusal(Self.invalidClient, on: surface)
+        case .refused(let error):
+            return Self.refusal(error, on: surface)
+        case .issued(let session, let accessToken, let refreshToken):
+            switch surface {
+            case .zevAuth:
+                return Wire.json(status: 200, SessionBody(session: session, accessToken: accessToken, refreshToken: refreshToken, now: now))
+            case .standard:
+                return Wire.json(status: 200, TokenBody(session: session, accessToken: accessToken, refreshToken: refreshToken, now: now))
+            }
+        }
+    }
+
+    private static func refusal(_ error: OAuthError, on surface: ErrorSurface) -> HTTPResponse {
+        switch surface {
+        case .zevAuth:
             var response = Wire.error(error)
             if error.code == .invalidClient { response.headers.set("WWW-Authenticate", "Bearer") }
             return response
-        case (.failed(let error), .standard(let endpoint)):
+        case .standard(let endpoint):
             let rfc = error.code.rfcCode(at: endpoint)
-            var response = Wire.anyJSON(
-                status: rfc.httpStatus, ["error": rfc.rawValue, "error_description": error.wireDescription(on: surface)])
+            var response = Wire.json(
+                status: rfc.httpStatus,
+                ["error": .string(rfc.rawValue), "error_description": .string(error.wireDescription(on: surface))] as JSONValue)
             if rfc == .invalidClient { response.headers.set("WWW-Authenticate", "Bearer") }
             return response
         }
     }
 }
 
+/// Whole seconds from `now` until `expiry`, never negative (`expiresIn`, `expires_in`).
+private func secondsUntil(_ expiry: Date, from now: Date) -> Int {
+    max(0, Int(expiry.timeIntervalSince(now).rounded()))
+}
+
+/// `{"id","email","name","imageUrl"}` (`imageUrl` null when the account has no image).
+struct SessionUserBody: JSONEncodable {
+    let user: SessionUser
+
+    func encode(to writer: inout JSONWriter) {
+        writer.object { object in
+            object.field("id", user.id)
+            object.field("email", user.email)
+            object.field("name", user.name)
+            object.field("imageUrl", user.imageURL)
+        }
+    }
+}
+
+/// The exchange's and the refresh's success body (docs/protocol.md#exchange-success): the session and the
+/// safe user fields, never the internal records.
+struct SessionBody: JSONEncodable {
+    let session: IssuedSession
+    let accessToken: String
+    let refreshToken: String
+    let now: Date
+
+    func encode(to writer: inout JSONWriter) {
+        writer.object { object in
+            object.field("session") { writer in
+                writer.object { fields in
+                    fields.field("id", session.sessionID)
+                    fields.field("accessToken", accessToken)
+                    fields.field("refreshToken", refreshToken)
+                    fields.field("tokenType", "Bearer")
+                    fields.field("expiresIn", secondsUntil(session.accessExpiresAt, from: now))
+                    fields.field("expiresAt", Wire.timestamp(session.expiresAt))
+                    fields.field("idleExpiresAt", Wire.timestamp(session.idleExpiresAt))
+                }
+            }
+            object.field("user", SessionUserBody(user: session.user))
+        }
+    }
+}
+
+/// The standard token endpoint's success body (RFC 6749 §5.1).
+struct TokenBody: JSONEncodable {
+    let session: IssuedSession
+    let accessToken: String
+    let refreshToken: String
+    let now: Date
+
+    func encode(to writer: inout JSONWriter) {
+        writer.object { object in
+            object.field("access_token", accessToken)
+            object.field("token_type", "Bearer")
+            object.field("refresh_token", refreshToken)
+            object.field("expires_in", secondsUntil(session.accessExpiresAt, from: now))
+        }
+    }
+}
+
+/// `GET /v1/auth/session`'s body (docs/protocol.md#current-session).
+struct CurrentSessionBody: JSONEncodable {
+    let session: IssuedSession
+
+    func encode(to writer: inout JSONWriter) {
+        writer.object { object in
+            object.field("session") { writer in
+                writer.object { fields in
+                    fields.field("id", session.sessionID)
+                    fields.field("accessTokenExpiresAt", Wire.timestamp(session.accessExpiresAt))
+                    fields.field("expiresAt", Wire.timestamp(session.expiresAt))
+                    fields.field("idleExpiresAt", Wire.timestamp(session.idleExpiresAt))
+                }
+            }
+            object.field("user", SessionUserBody(user: session.user))
+        }
+    }
+}
+
 /// `POST /v1/auth/session/refresh` and `POST /v1/auth/session/revoke` (docs/protocol.md#refresh,
-/// docs/protocol.md#revoke), and the
-/// refresh core that `POST /oauth2/token` shares.
+/// docs/protocol.md#revoke), and the refresh core that `POST /oauth2/token` shares.
 struct SessionGrants: Sendable {
     let context: ServerContext
 
-    /// Refresh with rotation (`PostgresStore.refresh`, one statement): a new pair, reuse revoking the
-    /// session outside the grace, 401 `reauthentication_required` past a window.
-    func refresh(refreshToken: String, publishableKey: String) throws -> GrantResult {
-        let accessToken = try Crypto.mintToken(prefix: "zat_")
-        let newRefreshToken = try Crypto.mintToken(prefix: "zrt_")
+    /// Refresh with rotation (`Refresh`, one statement): a new pair, reuse revoking the session outside
+    /// the grace, 401 `reauthentication_required` past a window.
+    /// - Parameter gate: the client's failure limit, checked inside the refresh statement (nil: none).
+    func refresh(refreshToken: String, publishableKey: String, gate: RateLimiter.Gate? = nil) throws -> GrantResult {
         let now = context.clock.now()
-        let outcome = try context.store.refresh(
-            PostgresStore.RefreshAttempt(
-                publishableKey: publishableKey, refreshTokenHash: Crypto.hexSHA256(refreshToken),
-                newAccessTokenHash: Crypto.hexSHA256(accessToken), newRefreshTokenHash: Crypto.hexSHA256(newRefreshToken),
-                now: now))
+        let outcome = try Refresh(store: context.roundTrip.refresh, secrets: context.secrets)(
+            publishableKey: publishableKey, refreshToken: refreshToken, gate: gate?.stored, now: now,
+            observe: { context.metrics.refresh(Self.metric($0)) })
+        if case .rateLimited = outcome { context.metrics.rateLimited(.refreshFailuresPerAddress) }
+        return GrantResult(outcome, now: now, retryAfterSeconds: gate?.retryAfterSeconds ?? 1)
+    }
+
+    /// The `zevauth_refreshes_total` outcome of one refresh statement.
+    static func metric(_ outcome: RefreshOutcome) -> RefreshMetric {
         switch outcome {
-        case .unknownClient:
-            context.metrics.refresh(.invalidClient)
-            return .failed(GrantResult.invalidClient)
-        case .unknownToken:
-            context.metrics.refresh(.invalidGrant)
-            return .failed(OAuthError(.invalidGrant, "The refresh token is invalid."))
-        case .ended(let revokedForReuse):
-            context.metrics.refresh(revokedForReuse ? .reuseRevoked : .ended)
-            return .failed(
-                OAuthError(
-                    .invalidGrant,
-                    revokedForReuse
-                        ? "The refresh token was already used; the session has ended. Sign in again, and refresh single-flight."
-                        : "The session has ended. Sign in again."))
-        case .reauthenticationRequired:
-            context.metrics.refresh(.reauthenticationRequired)
-            return .failed(OAuthError(.reauthenticationRequired, "The session has expired. Sign in again."))
-        case .refreshed(let session):
-            context.metrics.refresh(.ok)
-            return .issued(session, accessToken: accessToken, refreshToken: newRefreshToken, now: now)
+        case .unknownClient: .invalidClient
+        case .rateLimited: .rateLimited
+        case .unknownToken: .invalidGrant
+        case .ended(let revokedForReuse): revokedForReuse ? .reuseRevoked : .ended
+        case .reauthenticationRequired: .reauthenticationRequired
+        case .refreshed: .ok
         }
     }
 
     /// `POST /v1/auth/session/refresh` `{"refreshToken"}` with `Authorization: Bearer pk_…`.
-    /// Order as the exchange: 401 `invalid_client`, 400 `invalid_request`, then the grant.
+    /// Order as the exchange: 401 `invalid_client`, 400 `invalid_request`, then the grant. Failed refreshes
+    /// count against the client address (docs/protocol.md#rate-limits); on the common path the limit is
+    /// checked inside the refresh statement itself, so a success is one SQL statement.
     func handleRefresh(_ request: HTTPRequest) throws -> HTTPResponse {
-        guard let publishableKey = Wire.bearer(request), publishableKey.hasPrefix("pk_") else {
-            context.metrics.refresh(.invalidClient)
-            return GrantResult.failed(GrantResult.invalidClient).response(on: .zevAuth)
+        let limiter = RateLimiter(context: context)
+        let address = ClientAddress.of(request, configuration: context.configuration)
+        let response = try checkedRefresh(request, limiter: limiter, address: address)
+        if response.status != 429, (400..<500).contains(response.status) { try limiter.hit(.refreshFailuresPerAddress, key: address) }
+        return response
+    }
+
+    private func checkedRefresh(_ request: HTTPRequest, limiter: RateLimiter, address: String) throws -> HTTPResponse {
+        // A request that cannot reach the statement checks the limit with its own statement (a rare path).
+        func limitedOr(_ answer: () throws -> HTTPResponse) throws -> HTTPResponse {
+            if case .limited(let seconds) = try limiter.check(.refreshFailuresPerAddress, key: address) {
+                context.metrics.refresh(.rateLimited)
+                return RateLimiter.tooManyRequestsJSON(retryAfterSeconds: seconds)
+            }
+            return try answer()
         }
-        guard let body = JSONObjectBody(request.body), case .value(let token) = body.string("refreshToken") else {
-            guard try context.store.environment(publishableKey: publishableKey) != nil else {
+        guard let publishableKey = Wire.bearer(request), publishableKey.hasPrefix("pk_") else {
+            return try limitedOr {
                 context.metrics.refresh(.invalidClient)
                 return GrantResult.failed(GrantResult.invalidClient).response(on: .zevAuth)
             }
-            context.metrics.refresh(.invalidRequest)
-            return Wire.error(OAuthError(.invalidRequest, "The body must be a JSON object with \"refreshToken\" as a string."))
         }
-        return try refresh(refreshToken: token, publishableKey: publishableKey).response(on: .zevAuth)
+        guard let body = JSONObjectBody(request.body), case .value(let token) = body.string("refreshToken") else {
+            return try limitedOr {
+                guard try context.roundTrip.refresh.isKnownClient(publishableKey: publishableKey) else {
+                    context.metrics.refresh(.invalidClient)
+                    return GrantResult.failed(GrantResult.invalidClient).response(on: .zevAuth)
+                }
+                context.metrics.refresh(.invalidRequest)
+                return Wire.error(OAuthError(.invalidRequest, "The body must be a JSON object with \"refreshToken\" as a string."))
+            }
+        }
+        let gate = limiter.gate(.refreshFailuresPerAddress, key: address)
+        return try refresh(refreshToken: token, publishableKey: publishableKey, gate: gate).response(on: .zevAuth)
     }
 
     /// `POST /v1/auth/session/revoke` `{"token"}` (access or refresh token) with `Authorization: Bearer
     /// pk_…`: 200 `{}` whether or not the token was live (RFC 7009 §2.2); ends the session it belongs to.
     func handleRevoke(_ request: HTTPRequest) throws -> HTTPResponse {
         guard let publishableKey = Wire.bearer(request), publishableKey.hasPrefix("pk_"),
-            let environment = try context.store.environment(publishableKey: publishableKey)
+            let environmentID = try context.roundTrip.revoke.environmentID(publishableKey: publishableKey)
         else {
             return GrantResult.failed(GrantResult.invalidClient).response(on: .zevAuth)
         }
         guard let body = JSONObjectBody(request.body), case .value(let token) = body.string("token") else {
             return Wire.error(OAuthError(.invalidRequest, "The body must be a JSON object with \"token\" as a string."))
         }
-        try revoke(token: token, environment: environment)
-        return Wire.anyJSON(status: 200, [String: Any]())
+        try revoke(token: token, environmentID: environmentID)
+        return Wire.json(status: 200, [:] as JSONValue)
     }
 
     /// Ends the session that issued `token` when it is this environment's; anything else is ignored.
-    func revoke(token: String, environment: EnvironmentRecord) throws {
-        guard token.hasPrefix("zat_") || token.hasPrefix("zrt_") else { return }
-        try context.store.revokeSession(
-            environmentID: environment.id, tokenHash: Crypto.hexSHA256(token), reason: "signed_out", now: context.clock.now())
+    func revoke(token: String, environmentID: String) throws {
+        try Revoke(store: context.roundTrip.revoke, secrets: context.secrets)(
+            token: token, environmentID: environmentID, now: context.clock.now())
     }
 }

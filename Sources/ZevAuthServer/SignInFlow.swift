@@ -13,68 +13,42 @@ struct SignInFlow: Sendable {
 
     /// A pending sign-in lives 10 minutes (docs/protocol.md#pending-sign-in).
     static let pendingLifetimeSeconds: Double = 600
-    /// Codes expire 60 seconds after issue (docs/protocol.md#code-lifetime).
-    static let codeLifetimeSeconds: Double = 60
     static let genericCredentialsMessage = "The email or password is incorrect."
     /// What a sign-in form says when the email is not an address this server accepts.
     static let invalidEmailMessage = "Enter a valid email address."
 
     private var store: PostgresStore { context.store }
+    private var consent: Consent { Consent(store: context.roundTrip.consent, secrets: context.secrets) }
 
     // MARK: Start
 
     /// `GET /v1/auth/zevid/start` and `GET /oauth2/authorize`: the checks of docs/protocol.md#start-order
     /// (`StartValidator`), then a pending sign-in bound to this browser and a 303 to the next page.
     func start(_ request: HTTPRequest, standardEndpoint: Bool) throws -> HTTPResponse {
-        var lookupFailure: (any Error)?
-        var environment: EnvironmentRecord?
-        let decision = StartValidator.decide(rawQuery: request.rawQuery ?? "", standardEndpoint: standardEndpoint) { clientID in
-            do {
-                guard let (record, client) = try store.clientEnvironment(publishableKey: clientID) else { return nil }
-                environment = record
-                return client
-            } catch {
-                lookupFailure = error
-                return nil
-            }
-        }
-        if let lookupFailure { throw lookupFailure }
-        switch decision {
-        case .show(let error):
-            return show(error, request, surface: standardEndpoint ? .standard(.authorize) : .zevAuth)
-        case .redirect(let error, let to, let state):
-            return redirectError(
-                error, to: to, state: state, appName: environment?.projectName ?? "the app", heldForGesture: true,
-                surface: standardEndpoint ? .standard(.authorize) : .zevAuth)
-        case .proceed(let validated):
-            guard let environment else { throw ServerFailure.inconsistent("start proceeded without an environment") }
-            return try proceed(validated, environment: environment, request: request, standardEndpoint: standardEndpoint)
-        }
-    }
-
-    private func proceed(
-        _ validated: ValidatedStartRequest, environment: EnvironmentRecord, request: HTTPRequest, standardEndpoint: Bool
-    ) throws -> HTTPResponse {
-        let now = context.clock.now()
         // The browser's binding id only when the server minted it and keeps it on record for the whole
-        // pending sign-in; any other value (a planted one included) gets a fresh id.
-        let (binding, setCookies) = try BrowserBinding(context: context).adoptOrMint(
-            request, until: now.addingTimeInterval(Self.pendingLifetimeSeconds))
-        // A browser already signed in to ZevID skips the password unless prompt=login or its
-        // authentication is older than the environment's session maximum age (docs/protocol.md#browser-recognised).
-        var browserSessionID: String?
-        if validated.prompt != .login, let token = context.cookie(.session, in: request),
-            let session = try store.browserSession(tokenHash: Crypto.hexSHA256(token)),
-            now.timeIntervalSince(session.authTime) < Double(environment.sessionMaxAgeDays) * 86_400
-        {
-            browserSessionID = session.id
+        // pending sign-in; any other value (a planted one included) gets a fresh id. A browser already
+        // signed in to ZevID skips the password unless prompt=login or its authentication is older than
+        // the environment's session maximum age (docs/protocol.md#browser-recognised). Both are decided
+        // inside the one statement that records the pending sign-in.
+        let presented = context.cookie(.binding, in: request).flatMap { BrowserBinding.hasShape($0) ? $0 : nil }
+        let outcome = try Start(store: context.roundTrip.start, secrets: context.secrets)(
+            rawQuery: request.rawQuery ?? "", standardEndpoint: standardEndpoint, presentedBinding: presented,
+            browserSessionToken: context.cookie(.session, in: request), bindingLifetimeSeconds: BrowserBinding.lifetimeSeconds,
+            lifetimeSeconds: Self.pendingLifetimeSeconds, now: context.clock.now())
+        let surface: ErrorSurface = standardEndpoint ? .standard(.authorize) : .zevAuth
+        switch outcome {
+        case .refused(.show(let error), _):
+            return show(error, request, surface: surface)
+        case .refused(.redirect(let error, let to, let state), let appName):
+            return redirectError(error, to: to, state: state, appName: appName ?? "the app", heldForGesture: true, surface: surface)
+        case .refused(.proceed, _):
+            throw ServerFailure.inconsistent("start refused a request that passed its checks")
+        case .recorded(let recorded, let binding):
+            let setCookies =
+                recorded.mintedBinding ? [BrowserCookie.binding.set(binding, maxAge: nil, secure: context.configuration.secureCookies)] : []
+            let next = recorded.authenticated ? "/v1/auth/zevid/consent" : "/v1/auth/zevid/signin"
+            return Wire.seeOther("\(next)?request=\(recorded.requestID)", cookies: setCookies)
         }
-        let requestID = try store.createAuthorizationRequest(
-            validated, standardEndpoint: standardEndpoint, browserBindingHash: Crypto.hexSHA256(binding),
-            browserSessionID: browserSessionID,
-            now: now, lifetimeSeconds: Self.pendingLifetimeSeconds)
-        let next = browserSessionID == nil ? "/v1/auth/zevid/signin" : "/v1/auth/zevid/consent"
-        return Wire.seeOther("\(next)?request=\(requestID)", cookies: setCookies)
     }
 
     // MARK: Sign-in page
@@ -170,7 +144,7 @@ struct SignInFlow: Sendable {
         guard let session = try authenticatedSession(pending, request) else {
             return Wire.seeOther("/v1/auth/zevid/signin?request=\(pending.record.id)")
         }
-        if pending.record.redirectKind == RedirectKind.link.rawValue,
+        if pending.record.redirect.kind == .link,
             try store.hasConsent(userID: session.userID, environmentID: pending.environment.id)
         {
             return try issueCode(pending, session: session, held: true)
@@ -202,13 +176,12 @@ struct SignInFlow: Sendable {
             return try issueCode(pending, session: session, held: false)
         case "deny":
             // One outcome per sign-in: a concurrent Continue (or a second Cancel) that completed it first wins.
-            guard try store.completeAuthorizationRequest(id: pending.record.id, now: context.clock.now()) else {
+            guard try consent.deny(requestID: pending.record.id, now: context.clock.now()) else {
                 return Pages.error(status: 400, code: "invalid_request", message: "This sign-in has expired or was already completed.")
             }
-            guard case .success(let base) = RedirectURI.parse(pending.record.redirectURI),
-                let state = OAuthState(decoded: pending.record.state)
-            else {
-                throw ServerFailure.inconsistent("stored redirect URI or state no longer parses")
+            let base = pending.record.redirect
+            guard let state = OAuthState(decoded: pending.record.state) else {
+                throw ServerFailure.inconsistent("stored state no longer valid")
             }
             return redirectError(
                 OAuthError(.accessDenied, "The person declined to sign in."),
@@ -220,14 +193,11 @@ struct SignInFlow: Sendable {
     }
 
     private func issueCode(_ pending: Pending, session: BrowserSessionRecord, held: Bool) throws -> HTTPResponse {
-        guard case .success(let base) = RedirectURI.parse(pending.record.redirectURI) else {
-            throw ServerFailure.inconsistent("stored redirect URI no longer parses")
-        }
-        let code = try Crypto.mintToken(prefix: "hoc_")
-        let issued = try store.issueCode(
-            requestID: pending.record.id, browserSessionID: session.id, codeHash: Crypto.hexSHA256(code),
-            rememberConsent: base.kind == .link, now: context.clock.now(), lifetimeSeconds: Self.codeLifetimeSeconds)
-        guard issued else {
+        let base = pending.record.redirect
+        guard
+            let code = try consent.allow(
+                requestID: pending.record.id, redirect: base, browserSessionID: session.id, now: context.clock.now())
+        else {
             return Pages.error(status: 400, code: "invalid_request", message: "This sign-in has expired or was already completed.")
         }
         guard let state = OAuthState(decoded: pending.record.state) else {

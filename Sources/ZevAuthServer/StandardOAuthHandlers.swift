@@ -3,7 +3,6 @@ import Crypto
 import Encoding
 import Foundation
 import HTTPServer
-import PostgresStore
 
 /// The standard OAuth surface over the same core (docs/protocol.md#standard-surface): RFC 8414
 /// metadata, `POST /oauth2/token` (RFC 6749 §4.1.3, §6), `POST /oauth2/revoke` (RFC 7009) and
@@ -139,10 +138,12 @@ struct StandardOAuthHandlers: Sendable {
         GrantResult.failed(OAuthError(code, description)).response(on: .standard(.token))
     }
 
-    /// The publishable key named by `client_id` (public client, RFC 6749 §2.3 "none"), or nil.
-    private func environment(clientID: String?) throws -> EnvironmentRecord? {
-        guard let clientID, clientID.hasPrefix("pk_") else { return nil }
-        return try context.store.environment(publishableKey: clientID)
+    /// The environment id and publishable key named by `client_id` (public client, RFC 6749 §2.3 "none"), or nil.
+    private func environment(clientID: String?) throws -> (id: String, publishableKey: String)? {
+        guard let clientID, clientID.hasPrefix("pk_"),
+            let id = try context.roundTrip.revoke.environmentID(publishableKey: clientID)
+        else { return nil }
+        return (id, clientID)
     }
 
     // MARK: Token
@@ -153,30 +154,61 @@ struct StandardOAuthHandlers: Sendable {
     /// present (`invalid_request`) and supported (`unsupported_grant_type`), the grant's parameters
     /// present (`invalid_request`), then the exchange or refresh core, whose failures are all
     /// `invalid_grant` with the product code first in `error_description` (RFC 6749 §5.2).
+    ///
+    /// Failed code grants count as failed exchanges and failed refresh grants as failed refreshes, against
+    /// the client address (docs/protocol.md#rate-limits). A well-formed grant runs as one statement, which
+    /// checks the client and the limit itself; only a request that fails before the grant looks the client
+    /// up (to keep 401 before 400) and reads the limit on its own.
     func token(_ request: HTTPRequest) throws -> HTTPResponse {
+        let limiter = RateLimiter(context: context)
+        let address = ClientAddress.of(request, configuration: context.configuration)
+        let bucket: RateLimitBucket =
+            Self.form(request)?["grant_type"] == "refresh_token" ? .refreshFailuresPerAddress : .exchangeFailuresPerAddress
+        let response = try checkedToken(request, limiter: limiter, address: address, bucket: bucket)
+        if response.status != 429, (400..<500).contains(response.status) { try limiter.hit(bucket, key: address) }
+        return response
+    }
+
+    private func checkedToken(_ request: HTTPRequest, limiter: RateLimiter, address: String, bucket: RateLimitBucket) throws
+        -> HTTPResponse
+    {
+        func limitedOr(_ answer: () throws -> HTTPResponse) throws -> HTTPResponse {
+            if case .limited(let seconds) = try limiter.check(bucket, key: address) {
+                return RateLimiter.tooManyRequestsJSON(retryAfterSeconds: seconds)
+            }
+            return try answer()
+        }
+        let unknownClient = GrantResult.failed(OAuthError(.invalidClient, "Send the environment's publishable key as client_id."))
+            .response(on: .standard(.token))
         let form: [String: String]
         switch Self.publicClientForm(request) {
-        case .failure(let stop): return stop.response
+        case .failure(let stop): return try limitedOr { stop.response }
         case .success(let fields): form = fields
         }
-        guard let environment = try environment(clientID: form["client_id"]) else {
-            return GrantResult.failed(OAuthError(.invalidClient, "Send the environment's publishable key as client_id."))
-                .response(on: .standard(.token))
+        guard let clientID = form["client_id"], clientID.hasPrefix("pk_") else { return try limitedOr { unknownClient } }
+        // A refusal before the grant: the client is looked up first, so an unknown one is still 401.
+        func refused(_ answer: HTTPResponse) throws -> HTTPResponse {
+            try limitedOr { try context.roundTrip.exchange.isKnownClient(publishableKey: clientID) ? answer : unknownClient }
         }
-        guard let grantType = form["grant_type"] else { return Self.tokenError(.invalidRequest, "grant_type is required.") }
-        switch grantType {
+        let gate = limiter.gate(bucket, key: address)
+        let result: GrantResult
+        switch form["grant_type"] {
+        case nil:
+            return try refused(Self.tokenError(.invalidRequest, "grant_type is required."))
         case "authorization_code":
-            guard let code = form["code"] else { return Self.tokenError(.invalidRequest, "code is required.") }
+            guard let code = form["code"] else { return try refused(Self.tokenError(.invalidRequest, "code is required.")) }
             let fields = ExchangeHandler.Fields(code: code, redirectURI: form["redirect_uri"], codeVerifier: form["code_verifier"])
-            return try ExchangeHandler(context: context).grant(fields, publishableKey: environment.publishableKey)
-                .response(on: .standard(.token))
+            result = try ExchangeHandler(context: context).grant(fields, publishableKey: clientID, gate: gate)
         case "refresh_token":
-            guard let refreshToken = form["refresh_token"] else { return Self.tokenError(.invalidRequest, "refresh_token is required.") }
-            return try SessionGrants(context: context).refresh(refreshToken: refreshToken, publishableKey: environment.publishableKey)
-                .response(on: .standard(.token))
+            guard let refreshToken = form["refresh_token"] else {
+                return try refused(Self.tokenError(.invalidRequest, "refresh_token is required."))
+            }
+            result = try SessionGrants(context: context).refresh(refreshToken: refreshToken, publishableKey: clientID, gate: gate)
         default:
-            return Self.tokenError(.unsupportedGrantType, "grant_type must be authorization_code or refresh_token.")
+            return try refused(Self.tokenError(.unsupportedGrantType, "grant_type must be authorization_code or refresh_token."))
         }
+        if result.outcome == .invalidClient { return unknownClient }
+        return result.response(on: .standard(.token))
     }
 
     // MARK: Revocation
@@ -195,7 +227,7 @@ struct StandardOAuthHandlers: Sendable {
                 .response(on: .standard(.token))
         }
         guard let token = form["token"] else { return Self.tokenError(.invalidRequest, "token is required.") }
-        try SessionGrants(context: context).revoke(token: token, environment: environment)
+        try SessionGrants(context: context).revoke(token: token, environmentID: environment.id)
         return HTTPResponse(status: 200, headers: HTTPHeaders([("Cache-Control", "no-store"), ("Pragma", "no-cache")]))
     }
 
@@ -208,7 +240,7 @@ struct StandardOAuthHandlers: Sendable {
     /// refresh token or another environment's token included, is `{"active": false}` (§2.2).
     func introspect(_ request: HTTPRequest) throws -> HTTPResponse {
         guard let key = Wire.bearer(request), key.hasPrefix("sk_test_") || key.hasPrefix("sk_live_"),
-            let environment = try context.store.environment(secretKeyHash: Crypto.hexSHA256(key))
+            let environmentID = try context.roundTrip.introspect.environmentID(secretKeyHash: context.secrets.digest(key))
         else {
             return GrantResult.failed(OAuthError(.invalidClient, "Send a secret key of the environment as Authorization: Bearer sk_…"))
                 .response(on: .standard(.token))
@@ -216,18 +248,31 @@ struct StandardOAuthHandlers: Sendable {
         if let problem = Self.contentTypeProblem(request) { return GrantResult.failed(problem).response(on: .standard(.token)) }
         guard let form = Self.form(request) else { return Self.tokenError(.invalidRequest, Self.unreadableForm) }
         guard let token = form["token"] else { return Self.tokenError(.invalidRequest, "token is required.") }
-        guard token.hasPrefix("zat_"),
-            let live = try context.store.introspect(
-                environmentID: environment.id, accessTokenHash: Crypto.hexSHA256(token), now: context.clock.now())
+        guard
+            let live = try Introspect(store: context.roundTrip.introspect, secrets: context.secrets)(
+                token: token, environmentID: environmentID, now: context.clock.now())
         else {
-            return Wire.anyJSON(status: 200, ["active": false])
+            return Wire.json(status: 200, ["active": false] as JSONValue)
         }
-        return Wire.anyJSON(
-            status: 200,
-            [
-                "active": true, "client_id": live.clientID, "sub": live.userID, "sid": live.sessionID,
-                "token_type": "Bearer", "iss": context.configuration.issuer,
-                "exp": Int(live.expiresAt.timeIntervalSince1970), "iat": Int(live.issuedAt.timeIntervalSince1970),
-            ] as [String: Any])
+        return Wire.json(status: 200, IntrospectionBody(token: live, issuer: context.configuration.issuer))
+    }
+}
+
+/// `POST /oauth2/introspect`'s body for a live token (RFC 7662 §2.2).
+struct IntrospectionBody: JSONEncodable {
+    let token: IntrospectedToken
+    let issuer: String
+
+    func encode(to writer: inout JSONWriter) {
+        writer.object { object in
+            object.field("active", true)
+            object.field("client_id", token.clientID)
+            object.field("sub", token.userID)
+            object.field("sid", token.sessionID)
+            object.field("token_type", "Bearer")
+            object.field("iss", issuer)
+            object.field("exp", Int(token.expiresAt.timeIntervalSince1970))
+            object.field("iat", Int(token.issuedAt.timeIntervalSince1970))
+        }
     }
 }

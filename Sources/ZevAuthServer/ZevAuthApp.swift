@@ -168,23 +168,14 @@ struct SessionHandlers: Sendable {
     let context: ServerContext
 
     func current(_ request: HTTPRequest) throws -> HTTPResponse {
-        guard let token = Wire.bearer(request), token.hasPrefix("zat_"),
-            let session = try context.store.session(accessTokenHash: Crypto.hexSHA256(token), now: context.clock.now())
+        guard let token = Wire.bearer(request),
+            let session = try CurrentSession(store: context.roundTrip.currentSession, secrets: context.secrets)(
+                accessToken: token, now: context.clock.now())
         else {
             var response = Wire.error(.invalidToken, "The access token is invalid or expired.", status: 401)
             response.headers.set("WWW-Authenticate", "Bearer error=\"invalid_token\"")
             return response
         }
-        return Wire.anyJSON(
-            status: 200,
-            [
-                "session": [
-                    "id": session.sessionID,
-                    "accessTokenExpiresAt": Wire.timestamp(session.accessExpiresAt),
-                    "expiresAt": Wire.timestamp(session.expiresAt),
-                    "idleExpiresAt": Wire.timestamp(session.idleExpiresAt),
-                ],
-                "user": ExchangeHandler.userBody(session.user),
-            ])
+        return Wire.json(status: 200, CurrentSessionBody(session: session))
     }
 }

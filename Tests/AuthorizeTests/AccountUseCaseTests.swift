@@ -7,7 +7,7 @@ import Testing
 // for their narrow store protocols and for Argon2id, TOTP, AES-GCM and the CSPRNG: no database, no C.
 
 /// Deterministic secrets: tokens count up, a digest is visible (`d(text)`).
-final class CountingSecrets: Secrets {
+final class AccountTestSecrets: Secrets {
     private let minted = Mutex(0)
     func mintToken(prefix: String) throws -> String { prefix + "token\(minted.withLock { $0 += 1; return $0 })" }
     func digest(_ text: String) -> String { "d(\(text))" }
@@ -188,7 +188,7 @@ let pat = UserRecord(id: "u1", email: "Pat@Example.com", name: "Pat", imageURL: 
 
     @Test func aConfirmedFactorAsksForTheSecondFactorBeforeAnyBrowserSession() throws {
         let store = Store(factor: TOTPFactorRecord(secretSealed: "x", confirmed: true, lastUsedStep: nil))
-        let outcome = try BrowserSignIn(store: store, secrets: CountingSecrets())(
+        let outcome = try BrowserSignIn(store: store, secrets: AccountTestSecrets())(
             user: pat, binding: "bind", authorizationRequestID: "req", now: now)
         #expect(outcome == .secondFactor(challengeID: "challenge-1"))
         #expect(store.challenges.withLock { $0.map(\.1) } == ["d(bind)"])
@@ -198,7 +198,7 @@ let pat = UserRecord(id: "u1", email: "Pat@Example.com", name: "Pat", imageURL: 
 
     @Test func anUnconfirmedFactorDoesNotCountAndTheCookieIsStoredAsItsDigest() throws {
         let store = Store(factor: TOTPFactorRecord(secretSealed: "x", confirmed: false, lastUsedStep: nil))
-        let outcome = try BrowserSignIn(store: store, secrets: CountingSecrets())(
+        let outcome = try BrowserSignIn(store: store, secrets: AccountTestSecrets())(
             user: pat, binding: "bind", authorizationRequestID: nil, now: now)
         #expect(outcome == .signedIn(token: "zbs_token1", browserSessionID: "bs-1"))
         #expect(store.sessions.withLock { $0 } == ["d(zbs_token1)"])
@@ -215,7 +215,7 @@ let pat = UserRecord(id: "u1", email: "Pat@Example.com", name: "Pat", imageURL: 
     }
 
     @Test func onlyALiveSessionOfAnOpenAccountIsSignedIn() throws {
-        let secrets = CountingSecrets()
+        let secrets = AccountTestSecrets()
         #expect(try CurrentAccount(store: Store(user: pat), secrets: secrets)(token: "zbs_live")?.user == pat)
         #expect(try CurrentAccount(store: Store(user: pat), secrets: secrets)(token: "zbs_other") == nil)
         #expect(try CurrentAccount(store: Store(user: pat), secrets: secrets)(token: nil) == nil)
@@ -265,7 +265,7 @@ let pat = UserRecord(id: "u1", email: "Pat@Example.com", name: "Pat", imageURL: 
 
     @Test func aTOTPCodeCountsOnceAndAUsedStepNeverAgain() throws {
         let store = Store(factor: TOTPFactorRecord(secretSealed: Self.sealed(for: "u1"), confirmed: true, lastUsedStep: nil))
-        let verify = VerifySecondFactor(store: store, codes: FixedCodes(), sealer: TaggingSealer(), secrets: CountingSecrets())
+        let verify = VerifySecondFactor(store: store, codes: FixedCodes(), sealer: TaggingSealer(), secrets: AccountTestSecrets())
         #expect(try verify(userID: "u1", code: SecondFactorCode("123456"), now: now) == .accepted)
         #expect(try verify(userID: "u1", code: SecondFactorCode("123456"), now: now) == .rejected)
         #expect(try verify(userID: "u1", code: SecondFactorCode("654321"), now: now) == .rejected)
@@ -277,9 +277,9 @@ let pat = UserRecord(id: "u1", email: "Pat@Example.com", name: "Pat", imageURL: 
         let store = Store(
             factor: TOTPFactorRecord(secretSealed: Self.sealed(for: "someone-else"), confirmed: true, lastUsedStep: nil),
             recoveryHashes: ["d(\(code.canonical))"])
-        let keyless = VerifySecondFactor(store: store, codes: FixedCodes(), sealer: nil, secrets: CountingSecrets())
+        let keyless = VerifySecondFactor(store: store, codes: FixedCodes(), sealer: nil, secrets: AccountTestSecrets())
         #expect(try keyless(userID: "u1", code: SecondFactorCode("123456"), now: now) == .unavailable)
-        let keyed = VerifySecondFactor(store: store, codes: FixedCodes(), sealer: TaggingSealer(), secrets: CountingSecrets())
+        let keyed = VerifySecondFactor(store: store, codes: FixedCodes(), sealer: TaggingSealer(), secrets: AccountTestSecrets())
         #expect(try keyed(userID: "u1", code: SecondFactorCode("123456"), now: now) == .unavailable)
         #expect(try keyless(userID: "u1", code: SecondFactorCode("abcde-fghij"), now: now) == .accepted)
         #expect(try keyless(userID: "u1", code: SecondFactorCode("ABCDEFGHIJ"), now: now) == .rejected)  // single use
@@ -287,13 +287,13 @@ let pat = UserRecord(id: "u1", email: "Pat@Example.com", name: "Pat", imageURL: 
 
     @Test func anUnconfirmedFactorIsNoSecondFactor() throws {
         let store = Store(factor: TOTPFactorRecord(secretSealed: Self.sealed(for: "u1"), confirmed: false, lastUsedStep: nil))
-        let verify = VerifySecondFactor(store: store, codes: FixedCodes(), sealer: TaggingSealer(), secrets: CountingSecrets())
+        let verify = VerifySecondFactor(store: store, codes: FixedCodes(), sealer: TaggingSealer(), secrets: AccountTestSecrets())
         #expect(try verify(userID: "u1", code: SecondFactorCode("123456"), now: now) == .rejected)
     }
 
     @Test func enrolmentTurnsOnOnlyAfterTheRightCodeAndShowsTenRecoveryCodes() throws {
         let store = Store(factor: nil)
-        let enrolment = TOTPEnrolment(store: store, codes: FixedCodes(), sealer: TaggingSealer(), secrets: CountingSecrets())
+        let enrolment = TOTPEnrolment(store: store, codes: FixedCodes(), sealer: TaggingSealer(), secrets: AccountTestSecrets())
         guard case .started(let secret) = try enrolment.start(userID: "u1", now: now) else { Issue.record("not started"); return }
         #expect(secret.count == 20)
         #expect(try enrolment.pending(userID: "u1") == .pending(secret: secret))
@@ -311,7 +311,7 @@ let pat = UserRecord(id: "u1", email: "Pat@Example.com", name: "Pat", imageURL: 
     }
 
     @Test func enrolmentWithoutAnEncryptionKeyIsUnavailable() throws {
-        let enrolment = TOTPEnrolment(store: Store(factor: nil), codes: FixedCodes(), sealer: nil, secrets: CountingSecrets())
+        let enrolment = TOTPEnrolment(store: Store(factor: nil), codes: FixedCodes(), sealer: nil, secrets: AccountTestSecrets())
         #expect(try enrolment.start(userID: "u1", now: now) == .unavailable)
         #expect(try enrolment.pending(userID: "u1") == .unavailable)
     }
@@ -339,7 +339,7 @@ let pat = UserRecord(id: "u1", email: "Pat@Example.com", name: "Pat", imageURL: 
     }
 
     @Test func aChallengeIsUsableOnlyLiveAndInItsOwnBrowser() throws {
-        let secrets = CountingSecrets()
+        let secrets = AccountTestSecrets()
         let live = MFAChallenge(store: Store(Self.challenge()), secrets: secrets)
         #expect(try live.load(id: "c1", binding: "bind", now: now) == .success(Self.challenge()))
         #expect(try live.load(id: "c2", binding: "bind", now: now) == .failure(.unknown))
@@ -354,7 +354,7 @@ let pat = UserRecord(id: "u1", email: "Pat@Example.com", name: "Pat", imageURL: 
 
     @Test func completingStartsOneBrowserSessionAndContinuesThePendingSignIn() throws {
         let store = Store(Self.challenge())
-        let challenges = MFAChallenge(store: store, secrets: CountingSecrets())
+        let challenges = MFAChallenge(store: store, secrets: AccountTestSecrets())
         let completed = try #require(try challenges.complete(Self.challenge(), now: now))
         #expect(completed.authorizationRequestID == "req")
         #expect(store.completed.withLock { $0 } == ["d(\(completed.token))"])

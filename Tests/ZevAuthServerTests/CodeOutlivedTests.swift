@@ -175,7 +175,7 @@ import ZevAuthTesting
         SuiteCapture.secret(access)
         SuiteCapture.secret(refresh)
         let row = try holder.query(
-            PostgresStore.exchangeSQL,
+            PostgresAuthorizations.exchangeSQL,
             [
                 signed.fixture.developmentKey, Crypto.hexSHA256(signed.code), Self.redirect, signed.pkce.challenge,
                 SQLTime.parameter(now), UUID().uuidString, Crypto.hexSHA256(access), Crypto.hexSHA256(refresh), nil, nil, nil, nil,

@@ -1,3 +1,4 @@
+import Authorize
 import Crypto
 import Foundation
 import Postgres
@@ -25,8 +26,8 @@ import ZevAuthTesting
             VALUES ($1, $2, $3, $4, $5, to_timestamp($6::float8), to_timestamp($6::float8), to_timestamp($6::float8) + interval '60 seconds')
             """, [Crypto.hexSHA256(code), environment.id, fixture.userID, redirect, pkce.challenge, String(now.timeIntervalSince1970)])
 
-        func attempt() throws -> PostgresStore.ExchangeAttempt {
-            PostgresStore.ExchangeAttempt(
+        func attempt() throws -> ExchangeAttempt {
+            ExchangeAttempt(
                 publishableKey: fixture.developmentKey, codeHash: Crypto.hexSHA256(code), requestedRedirectURI: redirect,
                 verifierChallenge: pkce.challenge, attemptID: UUID().uuidString,
                 accessTokenHash: Crypto.hexSHA256(try Crypto.mintToken(prefix: "zat_")),
@@ -38,7 +39,7 @@ import ZevAuthTesting
         try winner.query("BEGIN")
         let won = try attempt()
         let row = try winner.query(
-            PostgresStore.exchangeSQL,
+            PostgresAuthorizations.exchangeSQL,
             [
                 won.publishableKey, won.codeHash, won.requestedRedirectURI, won.verifierChallenge, String(now.timeIntervalSince1970),
                 won.attemptID, won.accessTokenHash, won.refreshTokenHash, nil, nil, nil, nil,
@@ -49,10 +50,10 @@ import ZevAuthTesting
 
         // The replay blocks on the row lock …
         let replay = try attempt()
-        let outcome = Mutex<ExchangeOutcome?>(nil)
+        let outcome = Mutex<ExchangeFacts?>(nil)
         let done = DispatchSemaphore(value: 0)
         Thread.detachNewThread {
-            let result = try? store.exchange(replay)
+            let result = try? store.authorizations.exchange(replay)
             outcome.withLock { $0 = result }
             done.signal()
         }
@@ -60,7 +61,9 @@ import ZevAuthTesting
         // … until the winner commits; then it must still find and revoke the winner's session.
         try winner.query("COMMIT")
         #expect(done.wait(timeout: .now() + 10) == .success)
-        #expect(outcome.withLock { $0 } == .invalidGrant(revokedReplay: true))
+        let facts = try #require(outcome.withLock { $0 })
+        #expect(facts.code == .alreadyConsumed(revokedSession: true))
+        #expect(ExchangeDecision.decide(facts) == .refused(ExchangeDecision.invalidCode))
         #expect(try store.isSessionRevoked(id: sessionID) == true)
     }
 }

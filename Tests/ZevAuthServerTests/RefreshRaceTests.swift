@@ -25,11 +25,12 @@ import ZevAuthTesting
         let sessionID = try TestDatabase.pool.query(
             """
             WITH s AS (
-                INSERT INTO sessions (environment_id, user_id, auth_time, created_at, last_refreshed_at, access_token_hash,
-                    access_expires_at, refresh_token_hash)
-                VALUES ($1, $2, to_timestamp($3::float8), to_timestamp($3::float8), to_timestamp($3::float8), $4,
-                    to_timestamp($3::float8) + interval '15 minutes', $5)
+                INSERT INTO sessions (environment_id, user_id, auth_time, created_at, last_refreshed_at)
+                VALUES ($1, $2, to_timestamp($3::float8), to_timestamp($3::float8), to_timestamp($3::float8))
                 RETURNING id
+            ), a AS (
+                INSERT INTO access_tokens (token_hash, session_id, issued_at, expires_at)
+                SELECT $4, id, to_timestamp($3::float8), to_timestamp($3::float8) + interval '15 minutes' FROM s
             )
             INSERT INTO refresh_tokens (token_hash, session_id, generation, issued_at)
             SELECT $5, id, 1, to_timestamp($3::float8) FROM s RETURNING session_id
@@ -40,8 +41,8 @@ import ZevAuthTesting
             ]
         ).rows[0].string("session_id")
 
-        func attempt() throws -> PostgresStore.RefreshAttempt {
-            PostgresStore.RefreshAttempt(
+        func attempt() throws -> RefreshAttempt {
+            RefreshAttempt(
                 publishableKey: fixture.developmentKey, refreshTokenHash: Crypto.hexSHA256(refreshToken),
                 newAccessTokenHash: Crypto.hexSHA256(try Crypto.mintToken(prefix: "zat_")),
                 newRefreshTokenHash: Crypto.hexSHA256(try Crypto.mintToken(prefix: "zrt_")), now: now)
@@ -51,8 +52,12 @@ import ZevAuthTesting
         try winner.query("BEGIN")
         let won = try attempt()
         let row = try winner.query(
-            PostgresStore.refreshSQL,
-            [won.publishableKey, won.refreshTokenHash, String(now.timeIntervalSince1970), won.newAccessTokenHash, won.newRefreshTokenHash]
+            PostgresSessions.refreshSQL,
+            [
+                won.publishableKey, won.refreshTokenHash, String(now.timeIntervalSince1970), won.newAccessTokenHash,
+                won.newRefreshTokenHash,
+                nil, nil, nil, nil,
+            ]
         ).rows[0]
         #expect(row["session_id"] == sessionID)
         #expect(try row.bool("reused") == false)
@@ -61,7 +66,7 @@ import ZevAuthTesting
         let done = DispatchSemaphore(value: 0)
         let second = try attempt()
         Thread.detachNewThread {
-            let result = try? store.refresh(second)
+            let result = try? store.sessions.refresh(second)
             outcome.withLock { $0 = result }
             done.signal()
         }

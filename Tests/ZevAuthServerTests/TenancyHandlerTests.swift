@@ -18,9 +18,10 @@ import ZevAuthTesting
     init() {
         let configuration = ServerConfiguration(
             databaseURL: "postgresql:///unused", issuer: "http://127.0.0.1:0", operatorToken: TestServer.operatorToken)
+        let unused = PostgresStore(pool: PostgresPool(url: "postgresql:///unused", size: 1))
         let context = ServerContext(
-            configuration: configuration, store: PostgresStore(pool: PostgresPool(url: "postgresql:///unused", size: 1)),
-            roundTrip: RoundTripPorts(), tenancy: TenancyPorts(fake: fake, fetcher: fetcher), accounts: AccountsPorts(),
+            configuration: configuration, store: unused,
+            roundTrip: RoundTripPorts(unused), tenancy: TenancyPorts(fake: fake, fetcher: fetcher), accounts: AccountsPorts(),
             secrets: FakeSecrets(), log: CapturingLog())
         app = ZevAuthApp(context: context)
         seeded = fake.seedProject()

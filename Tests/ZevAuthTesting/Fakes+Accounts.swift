@@ -229,7 +229,7 @@ public final class FakeAccounts: AllAccountStores {
         let unreachable = PostgresStore(pool: PostgresPool(url: configuration.databaseURL, size: 1))
         return ServerContext(
             configuration: configuration, store: unreachable,
-            roundTrip: RoundTripPorts(), tenancy: TenancyPorts(unreachable), accounts: AccountsPorts(all: self), clock: clock,
+            roundTrip: RoundTripPorts(unreachable), tenancy: TenancyPorts(unreachable), accounts: AccountsPorts(all: self), clock: clock,
             passwordHasher: testPasswordHasher, log: log)
     }
 }

@@ -1,4 +1,4 @@
--- pgbench script: the server's exchange statement (PostgresStore.exchangeSQL) with the parameters the
+-- pgbench script: the server's exchange statement (PostgresAuthorizations.exchangeSQL) with the parameters the
 -- server would bind, one fresh code per transaction: PostgreSQL's own ceiling for a one-statement exchange.
 \set n random(1, :codes)
 WITH env AS (
@@ -15,9 +15,8 @@ WITH env AS (
     RETURNING c.id, c.user_id, c.browser_session_id, c.auth_time, c.consumed_at = now() AS won
 ), new_session AS (
     INSERT INTO sessions (environment_id, user_id, browser_session_id, authorization_code_id, auth_time,
-        created_at, last_refreshed_at, access_token_hash, access_expires_at, refresh_token_hash)
-    SELECT env.id, code.user_id, code.browser_session_id, code.id, code.auth_time, now(), now(),
-           md5(random()::text) || md5(random()::text), now() + interval '15 minutes', md5(random()::text) || md5(random()::text)
+        created_at, last_refreshed_at)
+    SELECT env.id, code.user_id, code.browser_session_id, code.id, code.auth_time, now(), now()
     FROM code, env WHERE code.won
     RETURNING id
 )

@@ -32,17 +32,18 @@ SELECT encode(sha256(convert_to('hoc_bench_' || i, 'UTF8')), 'hex'), '00000000-0
        'http://127.0.0.1:5000/cb', :'challenge', now(), now(), now() + interval '1 hour'
 FROM generate_series(1, :codes) AS i;
 
-INSERT INTO sessions (id, environment_id, user_id, auth_time, created_at, last_refreshed_at,
-    access_token_hash, access_expires_at, refresh_token_hash)
+INSERT INTO sessions (id, environment_id, user_id, auth_time, created_at, last_refreshed_at)
 SELECT ('00000000-0000-4000-a000-' || lpad(i::text, 12, '0'))::uuid, '00000000-0000-0000-0000-00000000b002',
-       ('00000000-0000-4000-8000-' || lpad((1 + i % :users)::text, 12, '0'))::uuid, now(), now(), now(),
-       encode(sha256(convert_to('zat_bench_' || i, 'UTF8')), 'hex'), now() + interval '15 minutes',
-       encode(sha256(convert_to('zrt_bench_' || i, 'UTF8')), 'hex')
+       ('00000000-0000-4000-8000-' || lpad((1 + i % :users)::text, 12, '0'))::uuid, now(), now(), now()
 FROM generate_series(1, :sessions) AS i;
 INSERT INTO refresh_tokens (token_hash, session_id, generation, issued_at)
-SELECT refresh_token_hash, id, 1, created_at FROM sessions;
+SELECT encode(sha256(convert_to('zrt_bench_' || i, 'UTF8')), 'hex'), ('00000000-0000-4000-a000-' || lpad(i::text, 12, '0'))::uuid,
+       1, now()
+FROM generate_series(1, :sessions) AS i;
 INSERT INTO access_tokens (token_hash, session_id, issued_at, expires_at)
-SELECT access_token_hash, id, created_at, access_expires_at FROM sessions;
+SELECT encode(sha256(convert_to('zat_bench_' || i, 'UTF8')), 'hex'), ('00000000-0000-4000-a000-' || lpad(i::text, 12, '0'))::uuid,
+       now(), now() + interval '15 minutes'
+FROM generate_series(1, :sessions) AS i;
 
 CREATE SCHEMA bench_minimal;
 CREATE TABLE bench_minimal.codes (

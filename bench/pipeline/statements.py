@@ -24,7 +24,8 @@ def sha(prefix):
     return f"encode(sha256(convert_to('{prefix}' || :n::text, 'UTF8')), 'hex')"
 
 
-# What the server binds, per statement (see PostgresStore.exchange, .refresh, .createAuthorizationRequest).
+# What the server binds, per statement (see PostgresAuthorizations.exchange, PostgresSessions.refresh,
+# PostgresAuthorizations.recordPendingSignIn).
 PARAMETERS = {
     "exchange": {
         1: ":pk",  # publishable key (Authorization: Bearer)
@@ -46,6 +47,10 @@ PARAMETERS = {
         3: ":now",
         4: sha("zat_rotated_"),  # new access token hash
         5: sha("zrt_rotated_"),  # new refresh token hash
+        6: ":bucket",  # failure gate: bucket
+        7: ":addr",  # failure gate: client address
+        8: ":window",  # failure gate: window start, epoch seconds
+        9: ":threshold",  # failure gate: threshold
     },
     "start": {
         1: ":env",  # environment id
@@ -55,11 +60,18 @@ PARAMETERS = {
         5: ":challenge",
         6: "'false'",  # prompt=login
         7: "NULL",  # login_hint
-        8: ":binding",  # SHA-256 hex of the browser binding id
-        9: "NULL",  # browser session (a new browser has none)
-        10: ":now",
-        11: ":expires",  # now + 600 s
-        12: "'false'",  # standard endpoint
+        8: ":now",
+        9: ":expires",  # now + 600 s
+        10: "'false'",  # standard endpoint
+        11: "NULL",  # the presented binding (a new browser has none)
+        12: sha("zbb_bench_"),  # SHA-256 hex of the freshly minted binding id
+        13: ":expires",  # when the binding's record expires
+        14: "NULL",  # the browser-session cookie's digest (a new browser has none)
+        15: "90",  # the environment's session maximum age, days
+        16: "'http'",  # the redirect URI's parsed parts: scheme,
+        17: "'127.0.0.1'",  # host,
+        18: "5000",  # port,
+        19: "'/cb'",  # path and query
     },
 }
 

@@ -1,0 +1,135 @@
+import Foundation
+
+/// The client as the start sees it: the environment with its registered callbacks (stored parsed) and
+/// the setting that decides whether a ZevID browser session is still recent enough to skip the password.
+public struct StartClient: Sendable, Equatable {
+    public let client: ClientEnvironment
+    /// Days after which a browser session's authentication is too old to skip the password (1–90).
+    public let sessionMaxAgeDays: Int
+
+    public init(client: ClientEnvironment, sessionMaxAgeDays: Int) {
+        self.client = client
+        self.sessionMaxAgeDays = sessionMaxAgeDays
+    }
+}
+
+/// What the start writes, in one statement: the pending sign-in bound to this browser, the browser's
+/// binding adopted when on record or the fresh one recorded, and the browser session attached when it
+/// may skip the password (docs/protocol.md#pending-sign-in, docs/protocol.md#browser-recognised).
+public struct PendingSignIn: Sendable, Equatable {
+    public let request: ValidatedStartRequest
+    /// Whether `/oauth2/authorize` (not `/v1/auth/zevid/start`) started it.
+    public let standardEndpoint: Bool
+    /// The digest of the binding cookie the browser sent, when it has the right shape.
+    public let presentedBindingHash: String?
+    /// The digest of a freshly minted binding, recorded and used only when the presented one is not on record.
+    public let freshBindingHash: String
+    /// How long a recorded binding stays on record, in seconds.
+    public let bindingLifetimeSeconds: Double
+    /// The digest of the ZevID browser-session cookie the browser sent, unless `prompt=login` asks for the password.
+    public let browserSessionTokenHash: String?
+    /// Days after which the browser session's authentication is too old to skip the password.
+    public let sessionMaxAgeDays: Int
+    public let now: Date
+    /// How long the pending sign-in lives, in seconds (600, docs/protocol.md#pending-sign-in).
+    public let lifetimeSeconds: Double
+
+    public init(
+        request: ValidatedStartRequest, standardEndpoint: Bool, presentedBindingHash: String?, freshBindingHash: String,
+        bindingLifetimeSeconds: Double, browserSessionTokenHash: String?, sessionMaxAgeDays: Int, now: Date, lifetimeSeconds: Double
+    ) {
+        self.request = request
+        self.standardEndpoint = standardEndpoint
+        self.presentedBindingHash = presentedBindingHash
+        self.freshBindingHash = freshBindingHash
+        self.bindingLifetimeSeconds = bindingLifetimeSeconds
+        self.browserSessionTokenHash = browserSessionTokenHash
+        self.sessionMaxAgeDays = sessionMaxAgeDays
+        self.now = now
+        self.lifetimeSeconds = lifetimeSeconds
+    }
+}
+
+/// What recording a pending sign-in did.
+public struct RecordedSignIn: Sendable, Equatable {
+    /// The pending sign-in's id (a UUID, not a secret: the browser binding protects it).
+    public let requestID: String
+    /// Whether the fresh binding was recorded (the browser must be given its cookie).
+    public let mintedBinding: Bool
+    /// Whether a recent ZevID browser session was attached (next: consent, not the password).
+    public let authenticated: Bool
+
+    public init(requestID: String, mintedBinding: Bool, authenticated: Bool) {
+        self.requestID = requestID
+        self.mintedBinding = mintedBinding
+        self.authenticated = authenticated
+    }
+}
+
+/// The store port of the start: one read for the client, one statement for the write.
+public protocol StartStore: Sendable {
+    /// The client by publishable key, with its registered callbacks as stored (parsed at registration).
+    /// - Returns: nil when no environment has this key.
+    /// - Throws: `StoreUnavailable`.
+    func startClient(publishableKey: String) throws -> StartClient?
+    /// Records the pending sign-in, the binding and the browser session's attachment in one statement
+    /// (one commit).
+    /// - Throws: `StoreUnavailable`.
+    func recordPendingSignIn(_ pending: PendingSignIn) throws -> RecordedSignIn
+}
+
+/// `GET /v1/auth/zevid/start` and `GET /oauth2/authorize`: the ordered checks (`StartValidator`, the
+/// policy), then the pending sign-in.
+public struct Start: Sendable {
+    let store: any StartStore
+    let secrets: any Secrets
+
+    public init(store: any StartStore, secrets: any Secrets) {
+        self.store = store
+        self.secrets = secrets
+    }
+
+    /// What the start decided and, when it proceeded, what it recorded.
+    public enum Outcome: Sendable, Equatable {
+        /// A check failed (`StartDecision.show` or `.redirect`); nothing was written. `appName` is the
+        /// client's when it was found.
+        case refused(StartDecision, appName: String?)
+        /// The pending sign-in is recorded; `binding` is the browser's binding id (fresh when minted).
+        case recorded(RecordedSignIn, binding: String)
+    }
+
+    /// Runs the checks of docs/protocol.md#start-order and records the pending sign-in.
+    /// - Parameters:
+    ///   - rawQuery: the request's query string as sent.
+    ///   - presentedBinding: the binding cookie when it has the right shape, else nil.
+    ///   - browserSessionToken: the ZevID browser-session cookie, or nil.
+    /// - Throws: `StoreUnavailable`; the CSPRNG's failure.
+    public func callAsFunction(
+        rawQuery: String, standardEndpoint: Bool, presentedBinding: String?, browserSessionToken: String?,
+        bindingLifetimeSeconds: Double, lifetimeSeconds: Double, now: Date
+    ) throws -> Outcome {
+        var lookupFailure: (any Error)?
+        var found: StartClient?
+        let decision = StartValidator.decide(rawQuery: rawQuery, standardEndpoint: standardEndpoint) { clientID in
+            do {
+                found = try store.startClient(publishableKey: clientID)
+                return found?.client
+            } catch {
+                lookupFailure = error
+                return nil
+            }
+        }
+        if let lookupFailure { throw lookupFailure }
+        guard case .proceed(let validated) = decision, let found else {
+            return .refused(decision, appName: found?.client.appName)
+        }
+        let fresh = try secrets.mintToken(prefix: "zbb_")
+        let recorded = try store.recordPendingSignIn(
+            PendingSignIn(
+                request: validated, standardEndpoint: standardEndpoint, presentedBindingHash: presentedBinding.map { secrets.digest($0) },
+                freshBindingHash: secrets.digest(fresh), bindingLifetimeSeconds: bindingLifetimeSeconds,
+                browserSessionTokenHash: validated.prompt == .login ? nil : browserSessionToken.map { secrets.digest($0) },
+                sessionMaxAgeDays: found.sessionMaxAgeDays, now: now, lifetimeSeconds: lifetimeSeconds))
+        return .recorded(recorded, binding: recorded.mintedBinding ? fresh : (presentedBinding ?? fresh))
+    }
+}

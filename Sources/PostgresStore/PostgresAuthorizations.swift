@@ -1,0 +1,289 @@
+import Authorize
+import Foundation
+import Postgres
+
+/// The authorization codes' aggregate: the one-statement exchange (docs/protocol.md#exchange-checks).
+/// Every statement runs through `PostgresEdge.run`, so only domain errors leave it.
+public struct PostgresAuthorizations: Sendable {
+    let pool: PostgresPool
+
+    // The exchange in ONE statement (docs/protocol.md#exchange-checks). It returns FACTS, and
+    // `ExchangeDecision.decide` (Authorize) answers from them; the statement gates only its own writes on
+    // the same facts: find the environment by publishable key; consume the code if unconsumed and
+    // unexpired (recording which attempt consumed it), or, when it was already consumed and this
+    // presentation would pass rows 4–6, mark it replayed; create the session when this attempt consumed
+    // it and rows 4–6 pass (its first token pair in `refresh_tokens` and `access_tokens`, sql/003 and
+    // sql/008); revoke the code's session on a valid replay.
+    // Consumption and session creation commit together. The UPDATE's row lock serialises concurrent
+    // attempts on any number of server instances: exactly one sees `consumed_at IS NULL`.
+    // A code is consumed only while what it stood for still holds (docs/protocol.md, "Exchange", row 3):
+    // the account open (`holder`) and the ZevID browser session it was issued from not ended (`issuer`).
+    // Both rows are locked FOR SHARE, account first, in the order a password change or a closing takes
+    // them (`PostgresStore+Accounts.swift`), so the two serialise instead of deadlocking: a sign-out,
+    // sign-out everywhere, password change or closing that commits while this statement waits is seen
+    // here (READ COMMITTED re-checks a locked row's newest version), and one that starts after this
+    // statement waits for it and then revokes the session it made, in its next statement.
+    // A password change ends every browser session of the account, so `issuer` covers it.
+    // $4 is the S256 of a well-formed verifier or NULL, so `code_challenge = $4` is row 6's whole fact.
+    static let exchangeSQL = """
+        WITH env AS (
+            SELECT id, session_max_age_days, session_idle_days, access_token_ttl_minutes
+            FROM environments WHERE publishable_key = $1
+        ), gate AS (
+            SELECT EXISTS (
+                SELECT 1 FROM rate_limit_counters
+                WHERE bucket = $9 AND key = $10 AND window_start = to_timestamp($11::float8) AND count >= $12::int
+            ) AS over
+        ), holder AS (
+            SELECT u.id FROM authorization_codes c0 JOIN users u ON u.id = c0.user_id
+            WHERE c0.code_hash = $2 AND c0.consumed_at IS NULL AND u.closed_at IS NULL
+            FOR SHARE OF u
+        ), issuer AS (
+            SELECT b.id FROM authorization_codes c0 JOIN browser_sessions b ON b.id = c0.browser_session_id
+            WHERE c0.code_hash = $2 AND c0.consumed_at IS NULL AND b.ended_at IS NULL AND EXISTS (SELECT 1 FROM holder)
+            FOR SHARE OF b
+        ), code AS (
+            UPDATE authorization_codes c SET
+                consumed_at = COALESCE(c.consumed_at, to_timestamp($5::float8)),
+                consumed_by = COALESCE(c.consumed_by, $6::uuid),
+                replayed_at = CASE
+                    WHEN c.consumed_at IS NOT NULL AND c.redirect_uri = $3 AND c.code_challenge = $4
+                    THEN COALESCE(c.replayed_at, to_timestamp($5::float8)) ELSE c.replayed_at END
+            WHERE c.code_hash = $2 AND c.environment_id = (SELECT id FROM env) AND NOT (SELECT over FROM gate)
+              AND (c.consumed_at IS NOT NULL OR (
+                  c.expires_at > to_timestamp($5::float8) AND EXISTS (SELECT 1 FROM holder)
+                  AND (c.browser_session_id IS NULL OR EXISTS (SELECT 1 FROM issuer))))
+            RETURNING c.id, c.user_id, c.browser_session_id, c.auth_time,
+                      c.consumed_by = $6::uuid AS won,
+                      COALESCE(c.redirect_uri = $3, false) AS redirect_matches,
+                      COALESCE(c.code_challenge = $4, false) AS challenge_matches
+        ), account AS (
+            SELECT u.id, u.email, u.name, u.image_url FROM users u
+            WHERE u.id = (SELECT user_id FROM code) AND u.closed_at IS NULL
+        ), new_session AS (
+            INSERT INTO sessions (environment_id, user_id, browser_session_id, authorization_code_id, auth_time,
+                created_at, last_refreshed_at)
+            SELECT env.id, code.user_id, code.browser_session_id, code.id, code.auth_time,
+                   to_timestamp($5::float8), to_timestamp($5::float8)
+            FROM code, env, account
+            WHERE code.won AND code.redirect_matches AND code.challenge_matches
+            RETURNING id, auth_time, last_refreshed_at
+        ), first_refresh_token AS (
+            INSERT INTO refresh_tokens (token_hash, session_id, generation, issued_at)
+            SELECT $8, id, 1, to_timestamp($5::float8) FROM new_session
+        ), first_access_token AS (
+            INSERT INTO access_tokens (token_hash, session_id, issued_at, expires_at)
+            SELECT $7, new_session.id, to_timestamp($5::float8),
+                   to_timestamp($5::float8) + make_interval(mins => env.access_token_ttl_minutes)
+            FROM new_session, env
+        ), revoked AS (
+            UPDATE sessions s SET revoked_at = to_timestamp($5::float8), revoked_reason = 'authorization_code_replay'
+            FROM code WHERE NOT code.won AND code.redirect_matches AND code.challenge_matches
+              AND s.authorization_code_id = code.id AND s.revoked_at IS NULL
+            RETURNING s.id
+        )
+        SELECT (SELECT id FROM env) AS environment_id, (SELECT over FROM gate) AS rate_limited,
+               env.session_max_age_days, env.session_idle_days,
+               code.id AS code_id, code.won, code.redirect_matches, code.challenge_matches,
+               $3::text IS NOT NULL AS redirect_present,
+               (SELECT count(*) FROM revoked) AS revoked_count,
+               new_session.id AS session_id, new_session.auth_time, new_session.last_refreshed_at,
+               to_timestamp($5::float8) + make_interval(mins => env.access_token_ttl_minutes) AS access_expires_at,
+               account.id AS user_id, account.email, account.name, account.image_url
+        FROM (SELECT 1) AS one
+        LEFT JOIN env ON true LEFT JOIN code ON true LEFT JOIN new_session ON true LEFT JOIN account ON true
+        """
+
+    /// The parameters of `exchangeSQL`, in order.
+    static func parameters(_ attempt: ExchangeAttempt) -> [String?] {
+        [
+            attempt.publishableKey, attempt.codeHash, attempt.requestedRedirectURI, attempt.verifierChallenge,
+            SQLTime.parameter(attempt.now), attempt.attemptID, attempt.accessTokenHash, attempt.refreshTokenHash,
+            attempt.failureGate?.bucket, attempt.failureGate?.key, attempt.failureGate.map { SQLTime.parameter($0.windowStart) },
+            attempt.failureGate.map { String($0.threshold) },
+        ]
+    }
+
+    /// The facts of one `exchangeSQL` row. `replayRevoked` overrides the row's replay revocation (the
+    /// follow-up statement's result).
+    static func facts(from row: PostgresRow, replayRevoked: Bool? = nil) throws -> ExchangeFacts {
+        guard row["environment_id"] != nil else { return ExchangeFacts(clientKnown: false) }
+        if try row.bool("rate_limited") { return ExchangeFacts(clientKnown: true, rateLimited: true) }
+        guard row["code_id"] != nil else { return ExchangeFacts(clientKnown: true) }
+        let redirectPresent = try row.bool("redirect_present")
+        let redirectMatches = try row.bool("redirect_matches")
+        let challengeMatches = try row.bool("challenge_matches")
+        guard try row.bool("won") else {
+            let revoked = try replayRevoked ?? (row.int("revoked_count") > 0)
+            return ExchangeFacts(
+                clientKnown: true, code: .alreadyConsumed(revokedSession: revoked), redirectPresent: redirectPresent,
+                redirectMatches: redirectMatches, challengeMatches: challengeMatches)
+        }
+        var session: IssuedSession?
+        if let sessionID = row["session_id"] {
+            let windows = IssuedSession.windows(
+                authTime: try row.date("auth_time"), lastRefreshedAt: try row.date("last_refreshed_at"),
+                maxAgeDays: try row.int("session_max_age_days"), idleDays: try row.int("session_idle_days"))
+            session = IssuedSession(
+                sessionID: sessionID, accessExpiresAt: try row.date("access_expires_at"), expiresAt: windows.expiresAt,
+                idleExpiresAt: windows.idleExpiresAt,
+                user: SessionUser(
+                    id: try row.string("user_id"), email: try row.string("email"), name: try row.string("name"),
+                    imageURL: row["image_url"]))
+        }
+        return ExchangeFacts(
+            clientKnown: true, code: .won, redirectPresent: redirectPresent, redirectMatches: redirectMatches,
+            challengeMatches: challengeMatches, session: session)
+    }
+}
+
+extension PostgresAuthorizations: ExchangeStore {
+    /// Runs one exchange attempt (see `exchangeSQL`): one statement in the common case, plus one more only
+    /// when a valid replay raced the winning exchange and could not yet see its session.
+    public func exchange(_ attempt: ExchangeAttempt) throws -> ExchangeFacts {
+        try PostgresEdge.run {
+            let row = try pool.query(prepared: Self.exchangeSQL, Self.parameters(attempt)).rows[0]
+            if row["code_id"] != nil, try row.bool("won") == false, try row.bool("redirect_matches"),
+                try row.bool("challenge_matches"), try row.int("revoked_count") == 0
+            {
+                // A valid replay that waited on the winner's row lock: the winner has committed, and a new
+                // statement (a new snapshot under READ COMMITTED) sees its session.
+                let revoked =
+                    try pool.query(
+                        """
+                        UPDATE sessions SET revoked_at = to_timestamp($2::float8), revoked_reason = 'authorization_code_replay'
+                        WHERE authorization_code_id = $1 AND revoked_at IS NULL
+                        """, [try row.string("code_id"), SQLTime.parameter(attempt.now)]
+                    ).rowsAffected > 0
+                return try Self.facts(from: row, replayRevoked: revoked)
+            }
+            return try Self.facts(from: row)
+        }
+    }
+
+    /// Whether an environment has this publishable key (one indexed read).
+    public func isKnownClient(publishableKey: String) throws -> Bool {
+        try PostgresEdge.run {
+            try pool.query("SELECT 1 FROM environments WHERE publishable_key = $1", [publishableKey]).first != nil
+        }
+    }
+}
+
+extension PostgresAuthorizations: ConsentStore {
+    /// Issues an authorization code for a pending sign-in and completes it, in one statement, so a pending
+    /// sign-in yields at most one code. Remembers consent when `rememberConsent` is set.
+    /// - Parameters:
+    ///   - codeHash: SHA-256 hex of the `hoc_…` code (the code itself is never stored).
+    ///   - lifetimeSeconds: 60 (docs/protocol.md#code-lifetime).
+    /// - Returns: false when the pending sign-in is unknown, expired, completed, or not authenticated by
+    ///   `browserSessionID`.
+    public func issueCode(
+        requestID: String, browserSessionID: String, codeHash: String, rememberConsent: Bool, now: Date, lifetimeSeconds: Double
+    ) throws -> Bool {
+        let result = try PostgresEdge.run {
+            try pool.query(
+                """
+                WITH request AS (
+                    UPDATE authorization_requests r SET completed_at = to_timestamp($4::float8)
+                    FROM browser_sessions b
+                    WHERE r.id = $1 AND r.completed_at IS NULL AND r.expires_at > to_timestamp($4::float8)
+                      AND r.browser_session_id = $2 AND b.id = r.browser_session_id AND b.ended_at IS NULL
+                    RETURNING r.environment_id, r.redirect_uri, r.code_challenge, b.user_id, b.id AS browser_session_id, b.auth_time
+                ), consent AS (
+                    INSERT INTO consents (user_id, environment_id, granted_at)
+                    SELECT user_id, environment_id, to_timestamp($4::float8) FROM request WHERE $6::boolean
+                    ON CONFLICT (user_id, environment_id) DO NOTHING
+                )
+                INSERT INTO authorization_codes (code_hash, environment_id, user_id, browser_session_id, redirect_uri,
+                    code_challenge, auth_time, issued_at, expires_at)
+                SELECT $3, environment_id, user_id, browser_session_id, redirect_uri, code_challenge, auth_time,
+                       to_timestamp($4::float8), to_timestamp($5::float8)
+                FROM request
+                RETURNING id
+                """,
+                [
+                    requestID, browserSessionID, codeHash, SQLTime.parameter(now),
+                    SQLTime.parameter(now.addingTimeInterval(lifetimeSeconds)), rememberConsent ? "true" : "false",
+                ])
+        }
+        return result.rowsAffected == 1
+    }
+
+    /// Ends a pending sign-in without a code (consent denied).
+    /// - Returns: false when it had already ended.
+    public func completeAuthorizationRequest(id: String, now: Date) throws -> Bool {
+        try PostgresEdge.run {
+            try pool.query(
+                "UPDATE authorization_requests SET completed_at = to_timestamp($2::float8) WHERE id = $1 AND completed_at IS NULL",
+                [id, SQLTime.parameter(now)]
+            ).rowsAffected == 1
+        }
+    }
+}
+
+extension PostgresStore {
+    /// The pending sign-ins' and authorization codes' aggregate (start, consent, exchange).
+    public var authorizations: PostgresAuthorizations { PostgresAuthorizations(pool: pool) }
+}
+
+extension PostgresAuthorizations: StartStore {
+    /// The client with its registered callbacks as stored (see `PostgresStore.clientEnvironment`).
+    public func startClient(publishableKey: String) throws -> StartClient? {
+        try PostgresEdge.run {
+            guard let (environment, client) = try PostgresStore(pool: pool).clientEnvironment(publishableKey: publishableKey) else {
+                return nil
+            }
+            return StartClient(client: client, sessionMaxAgeDays: environment.sessionMaxAgeDays)
+        }
+    }
+
+    // The start's write in ONE statement (one commit): adopt the presented binding when it is on record for
+    // the whole pending sign-in, else record the fresh one; attach the browser session when it is live, its
+    // account open and its authentication younger than the environment's maximum age
+    // (docs/protocol.md#browser-recognised); insert the pending sign-in bound to the binding, with its
+    // parsed redirect URI's parts (sql/008).
+    static let pendingSignInSQL = """
+        WITH adopted AS (
+            SELECT binding_hash FROM browser_bindings
+            WHERE binding_hash = $11 AND expires_at > to_timestamp($9::float8)
+        ), minted AS (
+            INSERT INTO browser_bindings (binding_hash, created_at, expires_at)
+            SELECT $12, to_timestamp($8::float8), to_timestamp($13::float8)
+            WHERE NOT EXISTS (SELECT 1 FROM adopted)
+            RETURNING binding_hash
+        ), browser AS (
+            SELECT b.id FROM browser_sessions b JOIN users u ON u.id = b.user_id
+            WHERE b.token_hash = $14 AND b.ended_at IS NULL AND u.closed_at IS NULL
+              AND b.auth_time > to_timestamp($8::float8) - make_interval(secs => $15::integer * 86400)
+        )
+        INSERT INTO authorization_requests (environment_id, redirect_uri, redirect_kind, state, code_challenge,
+            prompt_login, login_hint, browser_binding_hash, browser_session_id, created_at, expires_at, standard_endpoint,
+            redirect_scheme, redirect_host, redirect_port, redirect_path_and_query)
+        SELECT $1::uuid, $2, $3, $4, $5, $6::boolean, $7,
+               COALESCE((SELECT binding_hash FROM adopted), (SELECT binding_hash FROM minted)),
+               (SELECT id FROM browser), to_timestamp($8::float8), to_timestamp($9::float8), $10::boolean,
+               $16, $17, $18::integer, $19
+        RETURNING id, browser_session_id IS NOT NULL AS authenticated, NOT EXISTS (SELECT 1 FROM adopted) AS minted
+        """
+
+    /// Records a pending sign-in (see `pendingSignInSQL`).
+    public func recordPendingSignIn(_ pending: PendingSignIn) throws -> RecordedSignIn {
+        let request = pending.request
+        let row = try PostgresEdge.run {
+            try pool.query(
+                prepared: Self.pendingSignInSQL,
+                [
+                    request.environmentID, request.redirect.raw, request.redirect.kind.rawValue, request.state.value,
+                    request.challenge.value, request.prompt == .login ? "true" : "false", request.loginHint,
+                    SQLTime.parameter(pending.now), SQLTime.parameter(pending.now.addingTimeInterval(pending.lifetimeSeconds)),
+                    pending.standardEndpoint ? "true" : "false", pending.presentedBindingHash, pending.freshBindingHash,
+                    SQLTime.parameter(pending.now.addingTimeInterval(pending.bindingLifetimeSeconds)),
+                    pending.browserSessionTokenHash, String(pending.sessionMaxAgeDays), request.redirect.scheme,
+                    request.redirect.host, request.redirect.port.map(String.init), request.redirect.pathAndQuery,
+                ]
+            ).rows[0]
+        }
+        return RecordedSignIn(
+            requestID: try row.string("id"), mintedBinding: try row.bool("minted"), authenticated: try row.bool("authenticated"))
+    }
+}

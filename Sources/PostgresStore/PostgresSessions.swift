@@ -1,0 +1,238 @@
+import Authorize
+import Foundation
+import Postgres
+
+/// The app sessions' aggregate: refresh with rotation, revocation, introspection and the current session
+/// (docs/protocol.md#sessions). Every statement runs through `PostgresEdge.run`, so only domain errors leave it.
+public struct PostgresSessions: Sendable {
+    let pool: PostgresPool
+
+    // The refresh in ONE statement (docs/protocol.md#refresh-checks), the client's failure limit included
+    // (`gate`: over it, nothing is read or touched). `presented` reads the token, its session and
+    // when its generation was rotated out (the first issue of a later generation) from the statement's
+    // snapshot. The UPDATE of the session row then decides on the row's LATEST version: PostgreSQL
+    // re-evaluates an UPDATE's WHERE and SET on the newest row after waiting for a concurrent writer's
+    // lock (READ COMMITTED), so of two refreshes of one token exactly one sees `generation = presented`:
+    //   - current generation → rotate: generation + 1, new pair;
+    //   - earlier generation within the grace (counted from that generation's rotation; a rotation this
+    //     snapshot cannot see yet committed just now) → a new pair in the current generation, nothing
+    //     rotated, so the pair the earlier rotation issued stays valid;
+    //   - earlier generation outside the grace (always at grace 0) → reuse: the session is revoked.
+    // Windows are computed from the environment's current settings, so shortening applies at once.
+    // The new tokens are inserted from the UPDATE's RETURNING, so the pair and the rotation commit together;
+    // the session row keeps no copy of the latest pair (sql/008).
+    static let refreshSQL = """
+        WITH env AS (
+            SELECT id, session_max_age_days, session_idle_days, access_token_ttl_minutes, refresh_reuse_grace_seconds
+            FROM environments WHERE publishable_key = $1
+        ), gate AS (
+            SELECT EXISTS (
+                SELECT 1 FROM rate_limit_counters
+                WHERE bucket = $6 AND key = $7 AND window_start = to_timestamp($8::float8) AND count >= $9::int
+            ) AS over
+        ), presented AS (
+            SELECT r.session_id, r.generation, s.revoked_at, s.revoked_reason, s.auth_time, s.last_refreshed_at,
+                   u.closed_at,
+                   -- Within the reuse grace only when one is configured: a request's time is read before its
+                   -- statement runs, so at grace 0 a loser timed just before the winner's rotation (or an
+                   -- instance whose clock is behind) must still count as reuse.
+                   env.refresh_reuse_grace_seconds > 0 AND to_timestamp($3::float8) < COALESCE(
+                       (SELECT min(later.issued_at) FROM refresh_tokens later
+                        WHERE later.session_id = r.session_id AND later.generation > r.generation),
+                       to_timestamp($3::float8)
+                   ) + make_interval(secs => env.refresh_reuse_grace_seconds) AS in_grace
+            FROM refresh_tokens r JOIN sessions s ON s.id = r.session_id JOIN users u ON u.id = s.user_id
+            JOIN env ON env.id = s.environment_id
+            WHERE r.token_hash = $2 AND NOT (SELECT over FROM gate)
+        ), refreshed AS (
+            UPDATE sessions s SET
+                generation = CASE WHEN s.generation = p.generation THEN s.generation + 1 ELSE s.generation END,
+                revoked_at = CASE
+                    WHEN s.generation = p.generation OR p.in_grace THEN NULL
+                    ELSE to_timestamp($3::float8) END,
+                revoked_reason = CASE
+                    WHEN s.generation = p.generation OR p.in_grace THEN NULL
+                    ELSE 'refresh_token_reuse' END,
+                last_refreshed_at = CASE
+                    WHEN s.generation = p.generation OR p.in_grace THEN to_timestamp($3::float8)
+                    ELSE s.last_refreshed_at END
+            FROM presented p, env
+            WHERE s.id = p.session_id AND s.revoked_at IS NULL AND p.closed_at IS NULL
+              AND s.auth_time + make_interval(secs => env.session_max_age_days * 86400) > to_timestamp($3::float8)
+              AND s.last_refreshed_at + make_interval(secs => env.session_idle_days * 86400) > to_timestamp($3::float8)
+            RETURNING s.id, s.user_id, s.generation, s.revoked_at IS NOT NULL AS reused, s.auth_time, s.last_refreshed_at
+        ), new_refresh_token AS (
+            INSERT INTO refresh_tokens (token_hash, session_id, generation, issued_at)
+            SELECT $5, id, generation, to_timestamp($3::float8) FROM refreshed WHERE NOT reused
+        ), new_access_token AS (
+            INSERT INTO access_tokens (token_hash, session_id, issued_at, expires_at)
+            SELECT $4, refreshed.id, to_timestamp($3::float8),
+                   to_timestamp($3::float8) + make_interval(mins => env.access_token_ttl_minutes)
+            FROM refreshed, env WHERE NOT refreshed.reused
+        )
+        SELECT (SELECT id FROM env) AS environment_id, (SELECT over FROM gate) AS rate_limited,
+               env.session_max_age_days, env.session_idle_days,
+               p.session_id AS presented_session_id, p.revoked_at IS NOT NULL AS presented_revoked, p.revoked_reason,
+               p.closed_at IS NOT NULL AS presented_closed,
+               (p.auth_time + make_interval(secs => env.session_max_age_days * 86400) <= to_timestamp($3::float8)
+                OR p.last_refreshed_at + make_interval(secs => env.session_idle_days * 86400) <= to_timestamp($3::float8))
+                   AS presented_past_window,
+               refreshed.id AS session_id, refreshed.reused, refreshed.auth_time, refreshed.last_refreshed_at,
+               to_timestamp($3::float8) + make_interval(mins => env.access_token_ttl_minutes) AS access_expires_at,
+               u.id AS user_id, u.email, u.name, u.image_url
+        FROM (SELECT 1) AS one
+        LEFT JOIN env ON true LEFT JOIN presented p ON true LEFT JOIN refreshed ON true
+        LEFT JOIN users u ON u.id = refreshed.user_id
+        """
+
+    /// The parameters of `refreshSQL`, in order.
+    static func parameters(_ attempt: RefreshAttempt) -> [String?] {
+        [
+            attempt.publishableKey, attempt.refreshTokenHash, SQLTime.parameter(attempt.now), attempt.newAccessTokenHash,
+            attempt.newRefreshTokenHash, attempt.failureGate?.bucket, attempt.failureGate?.key,
+            attempt.failureGate.map { SQLTime.parameter($0.windowStart) }, attempt.failureGate.map { String($0.threshold) },
+        ]
+    }
+
+    /// The outcome of one `refreshSQL` row.
+    static func outcome(from row: PostgresRow) throws -> RefreshOutcome {
+        guard row["environment_id"] != nil else { return .unknownClient }
+        if try row.bool("rate_limited") { return .rateLimited }
+        guard row["presented_session_id"] != nil else { return .unknownToken }
+        guard row["session_id"] != nil else {
+            // Nothing was updated: say why, from the snapshot (a window only ever closes with time).
+            if try row.bool("presented_revoked") {
+                return row["revoked_reason"] == PostgresStore.expiredReason ? .reauthenticationRequired : .ended(revokedForReuse: false)
+            }
+            if try row.bool("presented_closed") { return .ended(revokedForReuse: false) }
+            if try row.bool("presented_past_window") { return .reauthenticationRequired }
+            return .ended(revokedForReuse: false)  // revoked by a concurrent statement
+        }
+        if try row.bool("reused") { return .ended(revokedForReuse: true) }
+        let windows = IssuedSession.windows(
+            authTime: try row.date("auth_time"), lastRefreshedAt: try row.date("last_refreshed_at"),
+            maxAgeDays: try row.int("session_max_age_days"), idleDays: try row.int("session_idle_days"))
+        return .refreshed(
+            IssuedSession(
+                sessionID: try row.string("session_id"), accessExpiresAt: try row.date("access_expires_at"),
+                expiresAt: windows.expiresAt, idleExpiresAt: windows.idleExpiresAt,
+                user: SessionUser(
+                    id: try row.string("user_id"), email: try row.string("email"), name: try row.string("name"),
+                    imageURL: row["image_url"])))
+    }
+
+    /// Whether an environment has this publishable key (one indexed read).
+    public func isKnownClient(publishableKey: String) throws -> Bool {
+        try PostgresEdge.run {
+            try pool.query("SELECT 1 FROM environments WHERE publishable_key = $1", [publishableKey]).first != nil
+        }
+    }
+
+    /// The id of the environment whose publishable key this is, or nil.
+    public func environmentID(publishableKey: String) throws -> String? {
+        try PostgresEdge.run {
+            try pool.query("SELECT id FROM environments WHERE publishable_key = $1", [publishableKey]).first?.string("id")
+        }
+    }
+
+    /// The id of the environment with a live secret key of this digest, or nil.
+    public func environmentID(secretKeyHash: String) throws -> String? {
+        try PostgresEdge.run {
+            try pool.query(
+                "SELECT environment_id FROM secret_keys WHERE key_hash = $1 AND revoked_at IS NULL", [secretKeyHash]
+            ).first?.string("environment_id")
+        }
+    }
+}
+
+extension PostgresSessions: RefreshStore {
+    /// Runs one refresh (see `refreshSQL`): one statement, race-free on any number of server instances.
+    public func refresh(_ attempt: RefreshAttempt) throws -> RefreshOutcome {
+        try PostgresEdge.run {
+            try Self.outcome(from: pool.query(prepared: Self.refreshSQL, Self.parameters(attempt)).rows[0])
+        }
+    }
+}
+
+extension PostgresSessions: RevokeStore {
+    /// Revokes the session that issued `tokenHash` (an access or refresh token of any generation) when it
+    /// belongs to `environmentID` (RFC 7009 §2.1; docs/protocol.md#revoke).
+    @discardableResult
+    public func revokeSession(environmentID: String, tokenHash: String, reason: RevocationReason, now: Date) throws -> Bool {
+        try PostgresEdge.run {
+            try pool.query(
+                """
+                UPDATE sessions s SET revoked_at = to_timestamp($3::float8), revoked_reason = $4
+                WHERE s.environment_id = $1 AND s.revoked_at IS NULL
+                  AND s.id IN (SELECT session_id FROM access_tokens WHERE token_hash = $2
+                               UNION ALL SELECT session_id FROM refresh_tokens WHERE token_hash = $2)
+                """, [environmentID, tokenHash, SQLTime.parameter(now), reason.rawValue]
+            ).rowsAffected > 0
+        }
+    }
+}
+
+extension PostgresSessions: IntrospectStore {
+    /// A live access token of `environmentID` (RFC 7662 §2.2 `active: true`).
+    public func introspect(environmentID: String, accessTokenHash: String, now: Date) throws -> IntrospectedToken? {
+        guard UUID(uuidString: environmentID) != nil else { return nil }
+        return try PostgresEdge.run {
+            guard
+                let row = try pool.query(
+                    """
+                    SELECT s.id AS session_id, s.user_id, e.publishable_key, a.issued_at, a.expires_at
+                    FROM access_tokens a JOIN sessions s ON s.id = a.session_id
+                    JOIN environments e ON e.id = s.environment_id JOIN users u ON u.id = s.user_id
+                    WHERE a.token_hash = $1 AND e.id = $2 AND a.expires_at > to_timestamp($3::float8)
+                      AND s.revoked_at IS NULL AND u.closed_at IS NULL
+                      AND s.auth_time + make_interval(secs => e.session_max_age_days * 86400) > to_timestamp($3::float8)
+                      AND s.last_refreshed_at + make_interval(secs => e.session_idle_days * 86400) > to_timestamp($3::float8)
+                    """, [accessTokenHash, environmentID, SQLTime.parameter(now)]
+                ).first
+            else { return nil }
+            return IntrospectedToken(
+                sessionID: try row.string("session_id"), userID: try row.string("user_id"),
+                clientID: try row.string("publishable_key"), issuedAt: try row.date("issued_at"), expiresAt: try row.date("expires_at"))
+        }
+    }
+}
+
+extension PostgresSessions: CurrentSessionStore {
+    /// A live session by its access token, with its windows and account (`GET /v1/auth/session`).
+    public func session(accessTokenHash: String, now: Date) throws -> IssuedSession? {
+        try PostgresEdge.run {
+            guard
+                let row = try pool.query(
+                    """
+                    SELECT s.id AS session_id, s.auth_time, a.expires_at AS access_expires_at, s.last_refreshed_at,
+                           e.session_max_age_days, e.session_idle_days, u.id AS user_id, u.email, u.name, u.image_url
+                    FROM access_tokens a JOIN sessions s ON s.id = a.session_id
+                    JOIN environments e ON e.id = s.environment_id JOIN users u ON u.id = s.user_id
+                    WHERE a.token_hash = $1 AND s.revoked_at IS NULL AND u.closed_at IS NULL
+                      AND a.expires_at > to_timestamp($2::float8)
+                      AND s.auth_time + make_interval(secs => e.session_max_age_days * 86400) > to_timestamp($2::float8)
+                      AND s.last_refreshed_at + make_interval(secs => e.session_idle_days * 86400) > to_timestamp($2::float8)
+                    """, [accessTokenHash, SQLTime.parameter(now)]
+                ).first
+            else { return nil }
+            let windows = IssuedSession.windows(
+                authTime: try row.date("auth_time"), lastRefreshedAt: try row.date("last_refreshed_at"),
+                maxAgeDays: try row.int("session_max_age_days"), idleDays: try row.int("session_idle_days"))
+            return IssuedSession(
+                sessionID: try row.string("session_id"), accessExpiresAt: try row.date("access_expires_at"),
+                expiresAt: windows.expiresAt, idleExpiresAt: windows.idleExpiresAt,
+                user: SessionUser(
+                    id: try row.string("user_id"), email: try row.string("email"), name: try row.string("name"),
+                    imageURL: row["image_url"]))
+        }
+    }
+}
+
+extension PostgresStore {
+    /// The app sessions' aggregate.
+    public var sessions: PostgresSessions { PostgresSessions(pool: pool) }
+
+    /// `revoked_reason` of sessions ended because they were past a window when a settings change would
+    /// have lengthened it; their refresh answers `reauthentication_required`, not `invalid_grant`.
+    static let expiredReason = "expired"
+}
