@@ -17,66 +17,7 @@ public final class PostgresStore: Sendable {
 
     // Tenancy (projects, environments, keys, domains) is `PostgresTenancy` (PostgresStore+Projects.swift).
 
-    // MARK: - Callbacks and domains
-
-    private static func callback(from row: PostgresRow) throws -> CallbackRecord {
-        CallbackRecord(
-            id: try row.string("id"), uri: try row.string("uri"),
-            kind: RedirectKind(rawValue: try row.string("kind")) ?? .customScheme, createdAt: try row.date("created_at"))
-    }
-
-    /// Registers a parsed redirect URI for an environment, with its parts, so the start never parses it
-    /// again (sql/008).
-    /// - Throws: `StoreError.duplicate("callbacks_unique")` when it is registered already; `StoreUnavailable`.
-    public func addCallback(environmentID: String, uri: RedirectURI, now: Date) throws -> CallbackRecord {
-        do {
-            return try PostgresEdge.run {
-                try Self.callback(
-                    from: pool.query(
-                        """
-                        INSERT INTO callbacks (environment_id, uri, kind, scheme, host, port, path_and_query, created_at)
-                        VALUES ($1, $2, $3, $4, $5, $6::integer, $7, to_timestamp($8::float8))
-                        RETURNING id, uri, kind, created_at
-                        """,
-                        [
-                            environmentID, uri.raw, uri.kind.rawValue, uri.scheme, uri.host, uri.port.map(String.init), uri.pathAndQuery,
-                            SQLTime.parameter(now),
-                        ]
-                    ).rows[0])
-            }
-        } catch let error as PostgresError where error.sqlState == .uniqueViolation {
-            throw StoreError.duplicate(constraint: error.constraint ?? "callbacks_unique")
-        }
-    }
-
-    /// Registers a redirect URI given as text (the development seed and tests); it must parse.
-    /// - Throws: `StoreError.unstorableInput` when it is not a redirect URI this server accepts; as above.
-    public func addCallback(environmentID: String, uri: String, kind: String, now: Date) throws -> CallbackRecord {
-        guard case .success(let parsed) = RedirectURI.parse(uri) else { throw StoreError.unstorableInput }
-        return try addCallback(environmentID: environmentID, uri: parsed, now: now)
-    }
-
-    /// One page of an environment's callbacks in creation order.
-    /// - Parameters:
-    ///   - after: the id of the last item of the previous page (the cursor), or nil.
-    ///   - limit: 1–100.
-    public func callbacks(environmentID: String, after: String?, limit: Int) throws -> [CallbackRecord] {
-        let cursor = after.flatMap { UUID(uuidString: $0) == nil ? nil : $0 }
-        return try pool.query(
-            """
-            SELECT id, uri, kind, created_at FROM callbacks
-            WHERE environment_id = $1
-              AND ($2::uuid IS NULL OR (created_at, id) > (SELECT created_at, id FROM callbacks WHERE id = $2::uuid))
-            ORDER BY created_at, id LIMIT $3
-            """, [environmentID, cursor, String(limit)]
-        ).rows.map(Self.callback(from:))
-    }
-
-    /// Deletes a callback of this environment. - Returns: whether one was deleted.
-    public func deleteCallback(environmentID: String, id: String) throws -> Bool {
-        guard UUID(uuidString: id) != nil else { return false }
-        return try pool.query("DELETE FROM callbacks WHERE environment_id = $1 AND id = $2", [environmentID, id]).rowsAffected == 1
-    }
+    // Callbacks are `PostgresCallbacks` (PostgresStore+Callbacks.swift).
 
     // MARK: - Start
 
@@ -121,6 +62,10 @@ public final class PostgresStore: Sendable {
     /// A pending sign-in by id, whatever its state (the caller checks expiry, completion and binding).
     public func authorizationRequest(id: String) throws -> AuthorizationRequestRecord? {
         guard UUID(uuidString: id) != nil else { return nil }
+        return try PostgresEdge.run { try loadAuthorizationRequest(id: id) }
+    }
+
+    private func loadAuthorizationRequest(id: String) throws -> AuthorizationRequestRecord? {
         guard
             let row = try pool.query(
                 """
@@ -160,3 +105,7 @@ public final class PostgresStore: Sendable {
     /// Answers whether PostgreSQL responds (`/readyz`).
     public func isReady() -> Bool { pool.ping() }
 }
+
+/// The hosted pages read pending sign-ins here and the accounts, consents and environments through the
+/// aggregates' forwarders; `/readyz` asks the pool.
+extension PostgresStore: PendingSignInStore, ReadinessProbe {}

@@ -61,13 +61,14 @@ struct BrowserBinding: Sendable {
     func onRecord(_ request: HTTPRequest, until: Date? = nil) throws -> String? {
         guard let value = BrowserCookie.binding.value(in: request, secure: secure), Self.hasShape(value) else { return nil }
         let until = until ?? context.clock.now()
-        return try context.store.isBrowserBindingOnRecord(bindingHash: Crypto.hexSHA256(value), until: until) ? value : nil
+        return try context.roundTrip.browserBindings.isBrowserBindingOnRecord(bindingHash: Crypto.hexSHA256(value), until: until)
+            ? value : nil
     }
 
     /// Mints a binding id, records its hash, and answers it with its `Set-Cookie`.
     func mint() throws -> (value: String, setCookie: String) {
         let value = try Crypto.mintToken(prefix: "zbb_")
-        try context.store.recordBrowserBinding(
+        try context.roundTrip.browserBindings.recordBrowserBinding(
             bindingHash: Crypto.hexSHA256(value), now: context.clock.now(), lifetimeSeconds: Self.lifetimeSeconds)
         return (value, BrowserCookie.binding.set(value, maxAge: nil, secure: secure))
     }

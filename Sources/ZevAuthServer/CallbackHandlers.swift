@@ -2,7 +2,6 @@ import Authorize
 import Encoding
 import Foundation
 import HTTPServer
-import PostgresStore
 
 /// The registered callbacks (docs/protocol.md#admin-callbacks), authenticated by a secret key. A callback
 /// is parsed once, when it is registered, and stored with its parts (sql/008).
@@ -22,14 +21,10 @@ extension AdminHandlers {
         case .failure(let problem): return Self.invalidField("uri", "is not a redirect URI this server accepts: \(problem.explanation)")
         case .success(let value): uri = value
         }
-        if uri.kind == .link, try !context.store.isDomainVerified(projectID: environment.projectID, domain: uri.host ?? "") {
-            return Self.invalidField("uri", "uses a domain that is not a verified domain of this project")
-        }
-        do {
-            let callback = try context.store.addCallback(environmentID: environment.id, uri: uri, now: context.clock.now())
-            return Wire.json(status: 201, Self.callbackBody(callback))
-        } catch StoreError.duplicate {
-            return Wire.error(.conflict, "This redirect URI is already registered.", status: 409)
+        switch try RegisterCallback(store: context.roundTrip.callbacks)(uri, environment: environment, now: context.clock.now()) {
+        case .registered(let callback): return Wire.json(status: 201, Self.callbackBody(callback))
+        case .domainNotVerified: return Self.invalidField("uri", "uses a domain that is not a verified domain of this project")
+        case .duplicate: return Wire.error(.conflict, "This redirect URI is already registered.")
         }
     }
 
@@ -41,7 +36,7 @@ extension AdminHandlers {
         case .success(let value): environment = value
         }
         guard let paging = Paging(request) else { return Self.invalidField("limit", "must be a whole number from 1 to 100") }
-        let items = try context.store.callbacks(environmentID: environment.id, after: paging.cursor, limit: paging.limit + 1)
+        let items = try context.roundTrip.callbacks.callbacks(environmentID: environment.id, after: paging.cursor, limit: paging.limit + 1)
         let page = Array(items.prefix(paging.limit))
         return Wire.json(
             status: 200,
@@ -58,8 +53,8 @@ extension AdminHandlers {
         case .failure(let stop): return stop.response
         case .success(let value): environment = value
         }
-        guard try context.store.deleteCallback(environmentID: environment.id, id: id) else {
-            return Wire.error(.notFound, "No callback with this id in this environment.", status: 404)
+        guard try context.roundTrip.callbacks.deleteCallback(environmentID: environment.id, id: id) else {
+            return Wire.error(.notFound, "No callback with this id in this environment.")
         }
         return HTTPResponse(status: 204, headers: HTTPHeaders([("Cache-Control", "no-store")]))
     }

@@ -1,4 +1,5 @@
 import Authorize
+import Foundation
 import PostgresStore
 
 /// The store ports of the round trip and sessions (exchange, refresh, revoke, introspect, current session,
@@ -21,12 +22,22 @@ public struct RoundTripPorts: Sendable {
     public var currentSession: any CurrentSessionStore
     /// The rate-limit counters (`RateLimiter`).
     public var rateLimits: any RateLimitStore
+    /// The hosted pages' pending sign-ins (`LoadPendingSignIn`).
+    public var pendingSignIns: any PendingSignInStore
+    /// The browser binding ids on record (`BrowserBinding`).
+    public var browserBindings: any BrowserBindingStore
+    /// The registered callbacks (`RegisterCallback`, the callback admin calls).
+    public var callbacks: any CallbackStore
+    /// `/readyz`.
+    public var readiness: any ReadinessProbe
 
     /// Ports over explicit stores (fakes in tests).
     public init(
         start: any StartStore, consent: any ConsentStore, exchange: any ExchangeStore, refresh: any RefreshStore, revoke: any RevokeStore,
         introspect: any IntrospectStore,
-        currentSession: any CurrentSessionStore, rateLimits: any RateLimitStore
+        currentSession: any CurrentSessionStore, rateLimits: any RateLimitStore,
+        pendingSignIns: any PendingSignInStore = UnavailableStores(), browserBindings: any BrowserBindingStore = UnavailableStores(),
+        callbacks: any CallbackStore = UnavailableStores(), readiness: any ReadinessProbe = UnavailableStores()
     ) {
         self.start = start
         self.consent = consent
@@ -36,6 +47,10 @@ public struct RoundTripPorts: Sendable {
         self.introspect = introspect
         self.currentSession = currentSession
         self.rateLimits = rateLimits
+        self.pendingSignIns = pendingSignIns
+        self.browserBindings = browserBindings
+        self.callbacks = callbacks
+        self.readiness = readiness
     }
 
     /// Every port of this area backed by PostgreSQL.
@@ -45,6 +60,30 @@ public struct RoundTripPorts: Sendable {
             start: store.authorizations, consent: store.authorizations, exchange: store.authorizations, refresh: sessions, revoke: sessions,
             introspect: sessions,
             currentSession: sessions,
-            rateLimits: store.rateLimits)
+            rateLimits: store.rateLimits, pendingSignIns: store, browserBindings: store.browserBindings,
+            callbacks: store.callbacks, readiness: store)
     }
+}
+
+/// Ports with no database behind them: every call answers `StoreUnavailable` (a 503), and `/readyz` is not
+/// ready. For test contexts that leave an area out.
+public struct UnavailableStores: PendingSignInStore, BrowserBindingStore, CallbackStore, ReadinessProbe {
+    public init() {}
+    private static let unavailable = StoreUnavailable(reason: "no_store")
+    public func authorizationRequest(id: String) throws -> AuthorizationRequestRecord? { throw Self.unavailable }
+    public func environment(id: String) throws -> EnvironmentRecord? { throw Self.unavailable }
+    public func rebindAuthorizationRequest(requestID: String, browserBindingHash: String, browserSessionID: String?) throws {
+        throw Self.unavailable
+    }
+    public func browserSession(tokenHash: String) throws -> BrowserSessionRecord? { throw Self.unavailable }
+    public func hasConsent(userID: String, environmentID: String) throws -> Bool { throw Self.unavailable }
+    public func user(id: String) throws -> UserRecord? { throw Self.unavailable }
+    public func verifiedPlatforms(environmentID: String) throws -> Set<String> { throw Self.unavailable }
+    public func recordBrowserBinding(bindingHash: String, now: Date, lifetimeSeconds: Double) throws { throw Self.unavailable }
+    public func isBrowserBindingOnRecord(bindingHash: String, until: Date) throws -> Bool { throw Self.unavailable }
+    public func isDomainVerified(projectID: String, domain: String) throws -> Bool { throw Self.unavailable }
+    public func addCallback(environmentID: String, uri: RedirectURI, now: Date) throws -> CallbackRecord { throw Self.unavailable }
+    public func callbacks(environmentID: String, after: String?, limit: Int) throws -> [CallbackRecord] { throw Self.unavailable }
+    public func deleteCallback(environmentID: String, id: String) throws -> Bool { throw Self.unavailable }
+    public func isReady() -> Bool { false }
 }

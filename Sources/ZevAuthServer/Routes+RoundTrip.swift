@@ -11,7 +11,7 @@ extension Routes {
         let sessions = SessionHandlers(context: context)
         add("GET", "/healthz") { _, _ in ConstantDocuments.health(status: 200, ConstantDocuments.healthy) }
         add("GET", "/readyz") { _, _ in
-            context.store.isReady()
+            context.roundTrip.readiness.isReady()
                 ? ConstantDocuments.health(status: 200, ConstantDocuments.ready)
                 : ConstantDocuments.health(status: 503, ConstantDocuments.notReady)
         }

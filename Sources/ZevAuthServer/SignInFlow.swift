@@ -4,7 +4,6 @@ import Encoding
 import Foundation
 import HTTPServer
 import PKCE
-import PostgresStore
 
 /// The browser half of the round trip (docs/protocol.md#round-trip): the start, the
 /// hosted sign-in page, consent, and the redirect back to the app with `code`, `state` and `iss`.
@@ -17,7 +16,7 @@ struct SignInFlow: Sendable {
     /// What a sign-in form says when the email is not an address this server accepts.
     static let invalidEmailMessage = "Enter a valid email address."
 
-    private var store: PostgresStore { context.store }
+    private var store: any PendingSignInStore { context.roundTrip.pendingSignIns }
     private var consent: Consent { Consent(store: context.roundTrip.consent, secrets: context.secrets) }
 
     // MARK: Start
@@ -112,20 +111,22 @@ struct SignInFlow: Sendable {
         let freshHash = Crypto.hexSHA256(fresh.value)
         // An enrolled account gives its second factor before any browser session exists; the challenge is
         // bound to this browser and this pending sign-in.
-        if try store.totpFactor(userID: user.id)?.confirmed == true {
+        let signIn = BrowserSignIn(store: context.accounts.browserSignIn, secrets: context.secrets)
+        let browserSessionID: String
+        let token: String
+        switch try signIn(user: user, binding: fresh.value, authorizationRequestID: pending.record.id, now: context.clock.now()) {
+        case .secondFactor(let challenge):
             try store.rebindAuthorizationRequest(requestID: pending.record.id, browserBindingHash: freshHash, browserSessionID: nil)
-            let challenge = try store.createMFAChallenge(
-                userID: user.id, browserBindingHash: freshHash, authorizationRequestID: pending.record.id,
-                now: context.clock.now(), lifetimeSeconds: AccountSecurity.mfaChallengeLifetimeSeconds)
             context.metrics.signIn(.password, .mfaRequired)
             return Wire.seeOther("\(MFAFlow.path)?challenge=\(challenge)", cookies: [fresh.setCookie])
+        case .signedIn(let secret, let id):
+            token = secret
+            browserSessionID = id
         }
-        let token = try Crypto.mintToken(prefix: "zbs_")
-        let browserSessionID = try store.createBrowserSession(tokenHash: Crypto.hexSHA256(token), userID: user.id, now: context.clock.now())
         try store.rebindAuthorizationRequest(
             requestID: pending.record.id, browserBindingHash: freshHash, browserSessionID: browserSessionID)
         // Persistent for the longest session window, so the person is recognised on the next sign-in.
-        let cookie = context.setCookie(.session, token, maxAge: 90 * 86_400)
+        let cookie = context.setCookie(.session, token, maxAge: AccountRules.browserSessionCookieSeconds)
         context.metrics.signIn(.password, .ok)
         return Wire.seeOther("/v1/auth/zevid/consent?request=\(pending.record.id)", cookies: [cookie, fresh.setCookie])
     }
@@ -237,19 +238,23 @@ struct SignInFlow: Sendable {
 
     /// Loads a pending sign-in and checks it is live and belongs to this browser.
     private func loadPending(_ id: String?, _ request: HTTPRequest) throws -> Loaded {
-        guard let id, let record = try store.authorizationRequest(id: id),
-            let environment = try store.environment(id: record.environmentID)
-        else {
+        let loaded = try LoadPendingSignIn(store: store, secrets: context.secrets).load(
+            id: id, binding: context.cookie(.binding, in: request), now: context.clock.now())
+        let record: AuthorizationRequestRecord
+        let environment: EnvironmentRecord
+        switch loaded {
+        case .unknown:
             return .stop(Pages.error(status: 400, code: "invalid_request", message: "This sign-in link is not valid."))
-        }
-        guard record.completedAt == nil, record.expiresAt > context.clock.now() else {
+        case .over:
             return .stop(Pages.error(status: 400, code: "invalid_request", message: "This sign-in has expired or was already completed."))
-        }
-        guard let binding = context.cookie(.binding, in: request),
-            Crypto.constantTimeEquals(Array(Crypto.hexSHA256(binding).utf8), Array(record.browserBindingHash.utf8))
-        else {
+        case .otherBrowser:
             return .stop(Pages.error(status: 400, code: "invalid_request", message: "This sign-in was started in another browser."))
+        case .live(let found, let foundEnvironment):
+            record = found
+            environment = foundEnvironment
         }
+        // The binding is present: `load` compared its digest with the one on record.
+        let binding = context.cookie(.binding, in: request) ?? ""
         // CSRF token: HMAC of the pending sign-in's id under the browser's binding secret, which only
         // this browser holds (it is an HttpOnly cookie), so a cross-site form cannot know it.
         let csrf = Base64URL.encode(Crypto.hmacSHA256(key: Array(binding.utf8), message: Array("csrf:\(record.id)".utf8)))

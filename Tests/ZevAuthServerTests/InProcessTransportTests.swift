@@ -10,10 +10,11 @@ import ZevAuthTesting
 @Suite struct InProcessTransportTests {
     /// Everything of an answer but the `Date` value (which the clock decides).
     func comparable(_ response: TestResponse) -> [String] {
-        ["status \(response.status)"] + response.headers.map {
-            // The date and the generated request id differ between any two answers; their presence is compared.
-            $0.name == "date" || $0.name == "x-request-id" ? $0.name : "\($0.name): \($0.value)"
-        }
+        ["status \(response.status)"]
+            + response.headers.map {
+                // The date and the generated request id differ between any two answers; their presence is compared.
+                $0.name == "date" || $0.name == "x-request-id" ? $0.name : "\($0.name): \($0.value)"
+            }
             + [response.text]
     }
 
