@@ -17,10 +17,12 @@ public struct PostgresLinkChecks: Sendable {
     // MARK: Link states
 
     static func problems(fromJSON text: String?) -> [LinkProblemRecord] {
-        guard let text, let array = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [[String: Any]] else { return [] }
-        return array.compactMap { item in
-            guard let code = item["code"] as? String, let message = item["message"] as? String else { return nil }
-            return LinkProblemRecord(code: code, message: message, blocking: item["blocking"] as? Bool ?? true)
+        guard let text, let array = (try? JSONValue.parse(Array(text.utf8)))?.arrayValue else { return [] }
+        return array.compactMap { element in
+            guard let item = element.objectValue else { return nil }
+            func member(_ name: String) -> JSONValue? { item.first { $0.0 == name }?.1 }
+            guard let code = member("code")?.stringValue, let message = member("message")?.stringValue else { return nil }
+            return LinkProblemRecord(code: code, message: message, blocking: member("blocking")?.boolValue ?? true)
         }
     }
 
@@ -33,7 +35,7 @@ public struct PostgresLinkChecks: Sendable {
 
     /// A JSON array of strings as text (from `array_to_json`), or [] when absent.
     static func stringArray(_ text: String?) -> [String] {
-        (try? JSONSerialization.jsonObject(with: Data((text ?? "[]").utf8))) as? [String] ?? []
+        ((try? JSONValue.parse(Array((text ?? "[]").utf8)))?.arrayValue ?? []).compactMap(\.stringValue)
     }
 
     private static func linkState(from row: PostgresRow) throws -> LinkStateRecord {

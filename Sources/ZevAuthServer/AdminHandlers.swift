@@ -138,7 +138,7 @@ struct AdminHandlers: Sendable {
         guard let body = JSONObjectBody(request.body) else { return Self.badBody }
         guard case .value(let projectID) = body.string("projectId") else { return Self.invalidField("projectId", "is required (a string)") }
         guard let domain = DomainName.normalize(rawDomain) else { return Self.invalidField("domain", "must be a DNS host name") }
-        let hosted = body.fields["hosted"] as? Bool
+        let hosted: Bool? = if case .value(let flag) = body.bool("hosted") { flag } else { nil }
         guard let marked = try domains.markVerified(projectID: projectID, domain: domain, hosted: hosted, now: context.clock.now()) else {
             return Wire.error(.notFound, "The project has no such domain.", status: 404)
         }

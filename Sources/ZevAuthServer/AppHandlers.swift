@@ -83,11 +83,13 @@ struct AppHandlers: Sendable {
     /// The `sha256CertFingerprints` field: a non-empty array of strings, parsed and de-duplicated as
     /// docs/protocol.md#admin-validation says (a duplicate is a 400).
     static func fingerprints(_ body: JSONObjectBody) -> Answer<[CertificateFingerprint]> {
-        guard let raw = body.fields["sha256CertFingerprints"], !(raw is NSNull) else {
+        let strings: [String]
+        switch body.stringArray("sha256CertFingerprints") {
+        case .missing:
             return .failure(AdminHandlers.invalidField("sha256CertFingerprints", "is required (an array of SHA-256 fingerprints)"))
-        }
-        guard let strings = raw as? [String] else {
+        case .wrongType:
             return .failure(AdminHandlers.invalidField("sha256CertFingerprints", "must be an array of strings"))
+        case .value(let value): strings = value
         }
         guard !strings.isEmpty else {
             return .failure(AdminHandlers.invalidField("sha256CertFingerprints", "needs at least one fingerprint"))
@@ -154,7 +156,7 @@ struct AppHandlers: Sendable {
         guard let body = JSONObjectBody(request.body) else { return AdminHandlers.badBody }
         switch actor {
         case .operator:
-            guard body.fields.keys.contains("productionCustomScheme"), body.fields.count == 1 else {
+            guard body.contains("productionCustomScheme"), body.names.count == 1 else {
                 return AdminHandlers.invalidField("productionCustomScheme", "is the only field the operator sets on an app")
             }
             let scheme: String?
@@ -174,11 +176,11 @@ struct AppHandlers: Sendable {
             }
             return try appResponse(app, status: 200)
         case .environment(let environment):
-            if body.fields.keys.contains("productionCustomScheme") {
+            if body.contains("productionCustomScheme") {
                 return Wire.error(.forbidden, "Only the operator may set productionCustomScheme.")
             }
             guard let existing = try registration.app(environmentID: environment.id, id: id) else { return Self.notFound }
-            guard body.fields.keys.contains("sha256CertFingerprints") else {
+            guard body.contains("sha256CertFingerprints") else {
                 return AdminHandlers.invalidField("sha256CertFingerprints", "is required (the only field a secret key changes)")
             }
             guard existing.platform == .android else { return Self.refusalResponse(.notAndroid) }

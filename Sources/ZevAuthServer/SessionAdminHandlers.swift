@@ -44,18 +44,22 @@ struct SessionAdminHandlers: Sendable {
         guard let body = JSONObjectBody(request.body) else { return AdminHandlers.badBody }
         // An unknown member is described without its name: a description never echoes request input
         // (docs/protocol.md, "Errors"); only the known fields are named.
-        if body.fields.keys.contains(where: { SessionSetting(rawValue: $0) == nil }) {
+        if body.names.contains(where: { SessionSetting(rawValue: $0) == nil }) {
             let known = SessionSetting.allCases.map(\.field).joined(separator: ", ")
             return Wire.error(.invalidRequest, "The body has a field that is not a setting; the settings are \(known).")
         }
         var values: [SessionSetting: Int] = [:]
         for setting in SessionSetting.allCases {
-            guard let raw = body.fields[setting.field] else { continue }
-            // JSONSerialization gives NSNumber for numbers and booleans alike (a boolean's objCType is "c"):
-            // refuse booleans and fractions. Fields are judged in `SessionSetting.allCases` order.
-            guard let number = raw as? NSNumber, String(cString: number.objCType) != "c", let value = Int(exactly: number.doubleValue),
-                setting.range.contains(value)
-            else {
+            guard let raw = body[setting.field] else { continue }
+            // A whole number only (`30` or `30.0`): booleans, strings, null and fractions are refused. Fields
+            // are judged in `SessionSetting.allCases` order.
+            let whole: Int?
+            switch raw {
+            case .int(let number): whole = number
+            case .double(let number): whole = Int(exactly: number)
+            default: whole = nil
+            }
+            guard let value = whole, setting.range.contains(value) else {
                 return AdminHandlers.invalidField(setting.field, setting.rule)
             }
             values[setting] = value

@@ -50,14 +50,6 @@ enum Wire {
         return HTTPResponse(status: status, headers: headers, body: body)
     }
 
-    /// The old Foundation path, kept only while call sites move to `json(status:_:)` with typed values.
-    /// A value that fails to encode is a 500, never an empty object with the original status.
-    static func anyJSON(status: Int, _ value: Any) -> HTTPResponse {
-        guard let body = try? JSONSerialization.data(withJSONObject: value, options: [.sortedKeys, .withoutEscapingSlashes])
-        else { return error(.serverError()) }
-        return jsonBytes(status: status, Array(body))
-    }
-
     /// A 303 See Other to `location` (RFC 9110 §15.4.4): the browser follows it with GET.
     static func seeOther(_ location: String, cookies: [String] = []) -> HTTPResponse {
         var headers = HTTPHeaders()
@@ -199,27 +191,5 @@ struct JSONObjectBody: Sendable {
         guard let raw = self[name], !raw.isNull else { return .missing }
         guard let value = convert(raw) else { return .wrongType }
         return .value(value)
-    }
-
-    /// The members as Foundation values (`String`, `NSNumber` for numbers and booleans, `NSNull`, `[Any]`,
-    /// `[String: Any]`), the shape `JSONSerialization` produced: kept only for handlers not yet reading
-    /// the typed accessors above. Built on each access.
-    var fields: [String: Any] {
-        var result: [String: Any] = [:]
-        for (name, value) in members { result[name] = Self.foundationValue(value) }
-        return result
-    }
-
-    private static func foundationValue(_ value: JSONValue) -> Any {
-        switch value {
-        case .null: NSNull()
-        case .bool(let flag): NSNumber(value: flag)
-        case .int(let number): NSNumber(value: number)
-        case .double(let number): NSNumber(value: number)
-        case .string(let text): text
-        case .array(let elements): elements.map(foundationValue)
-        case .object(let members):
-            Dictionary(members.map { ($0.0, foundationValue($0.1)) }, uniquingKeysWith: { first, _ in first })
-        }
     }
 }

@@ -188,13 +188,4 @@ import Testing
         #expect(!body.contains("absent"))
         #expect(body.names == ["s", "n", "f", "b", "z", "a", "m", "o"])
     }
-
-    @Test func fieldsKeepTheFoundationShapes() throws {
-        let body = try #require(Self.body(#"{"s":"x","n":3,"b":true,"z":null,"a":["p"]}"#))
-        let fields = body.fields
-        #expect(fields["s"] as? String == "x")
-        #expect(fields["b"] as? Bool == true)
-        #expect(fields["a"] as? [String] == ["p"])
-        #expect(fields.count == 5)
-    }
 }
