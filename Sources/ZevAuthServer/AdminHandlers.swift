@@ -58,7 +58,7 @@ struct AdminHandlers: Sendable {
     }
 
     static let invalidToken: HTTPResponse = {
-        var response = Wire.error(.invalidToken, "Send the operator token or a secret key as Authorization: Bearer …", status: 401)
+        var response = Wire.error(.invalidToken, "Send the operator token or a secret key as Authorization: Bearer …")
         response.headers.set("WWW-Authenticate", "Bearer")
         return response
     }()
@@ -110,7 +110,7 @@ struct AdminHandlers: Sendable {
             let record = try domains.add(projectID: environment.projectID, domain: domain, now: context.clock.now())
             return Wire.json(status: 201, DomainBody(domain: record))
         } catch StoreError.duplicate {
-            return Wire.error(.conflict, "This domain is already added to the project.", status: 409)
+            return Wire.error(.conflict, "This domain is already added to the project.")
         }
     }
 
@@ -140,7 +140,7 @@ struct AdminHandlers: Sendable {
         guard let domain = DomainName.normalize(rawDomain) else { return Self.invalidField("domain", "must be a DNS host name") }
         let hosted: Bool? = if case .value(let flag) = body.bool("hosted") { flag } else { nil }
         guard let marked = try domains.markVerified(projectID: projectID, domain: domain, hosted: hosted, now: context.clock.now()) else {
-            return Wire.error(.notFound, "The project has no such domain.", status: 404)
+            return Wire.error(.notFound, "The project has no such domain.")
         }
         // The answer shows the domain as it now stands, `hosted` included (docs/protocol.md#admin-calls).
         return Wire.json(status: 200, ["domain": .string(domain), "verified": true, "hosted": .bool(marked.hosted)] as JSONValue)

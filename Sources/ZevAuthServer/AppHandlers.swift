@@ -25,7 +25,7 @@ struct AppHandlers: Sendable {
         }
     }
 
-    static let notFound = Wire.error(.notFound, "No app with this id in this environment.", status: 404)
+    static let notFound = Wire.error(.notFound, "No app with this id in this environment.")
 
     private var registration: AppRegistration { AppRegistration(store: context.tenancy.apps) }
 
@@ -110,14 +110,12 @@ struct AppHandlers: Sendable {
         case .limit(.nativeAppLimit):
             return Wire.error(
                 .nativeAppLimit,
-                "An environment has at most 10 iOS apps and 10 Android apps, and an Android app at most 5 certificate fingerprints.",
-                status: 400)
+                "An environment has at most 10 iOS apps and 10 Android apps, and an Android app at most 5 certificate fingerprints.")
         case .limit(.teamMismatch):
             return Wire.error(
-                .nativeAppTeamMismatch, "Every iOS app of an environment belongs to one Apple team; teamId differs from its other apps.",
-                status: 400)
+                .nativeAppTeamMismatch, "Every iOS app of an environment belongs to one Apple team; teamId differs from its other apps.")
         case .duplicate:
-            return Wire.error(.conflict, "This app is already registered in this environment.", status: 409)
+            return Wire.error(.conflict, "This app is already registered in this environment.")
         case .notFound:
             return notFound
         case .notAndroid:
@@ -172,7 +170,7 @@ struct AppHandlers: Sendable {
                 scheme = value
             }
             guard let app = try registration.setProductionCustomScheme(id: id, scheme: scheme) else {
-                return Wire.error(.notFound, "No app with this id.", status: 404)
+                return Wire.error(.notFound, "No app with this id.")
             }
             return try appResponse(app, status: 200)
         case .environment(let environment):
@@ -236,12 +234,10 @@ struct AppHandlers: Sendable {
     }
 
     /// 429 when this environment already has a check running here, or the instance is at its bound.
-    static let checkBusy: HTTPResponse = {
-        var response = Wire.error(
-            .temporarilyUnavailable, "A check for this environment is already running. Try again in a few seconds.", status: 429)
-        response.headers.set("Retry-After", "5")
-        return response
-    }()
+    static let checkBusy = Wire.error(
+        ErrorAnswer(
+            .temporarilyUnavailable, "A check for this environment is already running. Try again in a few seconds.",
+            condition: .tooManyRequests(retryAfterSeconds: 5)))
 
     private func appResponse(_ app: AppRecord, status: Int) throws -> HTTPResponse {
         Wire.json(status: status, AppBody(app: try registration.withLink(app)))
@@ -269,7 +265,7 @@ struct AppHandlers: Sendable {
         } catch let error as GenerationError {
             return Wire.error(.invalidRequest, "The apple-app-site-association file cannot be generated: \(error.explanation).")
         }
-        guard let generated else { return Wire.error(.notFound, "The project has no such domain.", status: 404) }
+        guard let generated else { return Wire.error(.notFound, "The project has no such domain.") }
         return Wire.json(status: 200, AssociationFilesBody(files: generated))
     }
 
@@ -319,7 +315,7 @@ struct AppHandlers: Sendable {
         guard let domain = DomainName.normalize(rawDomain) else { return AdminHandlers.invalidField("domain", "must be a DNS host name") }
         let verification = DomainVerification(store: context.tenancy.domainTokens)
         guard let token = try verification.token(projectID: environment.projectID, domain: domain) else {
-            return Wire.error(.notFound, "The project has no such domain.", status: 404)
+            return Wire.error(.notFound, "The project has no such domain.")
         }
         guard
             let fetched = context.outboundSlots.withSlot(

@@ -175,7 +175,7 @@ enum ErrorRenderer {
     }
 
     /// Writes an error body or page with everything already decided. `render` is the entry that decides;
-    /// this one exists for the legacy entry points that still pass a status (`Wire.error(_:_:status:)`).
+    /// this one also serves `Wire.error(_: OAuthError…)`, whose error carries its own status.
     static func response(status: Int, code: String, description: String, headers: [(String, String)], format: ErrorPlace.Format)
         -> HTTPResponse
     {

@@ -162,10 +162,7 @@ public struct RateLimiter: Sendable {
     /// `{"error":"temporarily_unavailable","error_description":"rate_limited: …"}` — RFC 6749 has no
     /// rate-limit code; `temporarily_unavailable` is the registered one standard clients already handle.
     public static func tooManyRequestsJSON(retryAfterSeconds: Int) -> HTTPResponse {
-        var response = Wire.error(
-            .temporarilyUnavailable, "rate_limited: Too many failed attempts. Try again in \(retryAfterSeconds) seconds.", status: 429)
-        response.headers.set("Retry-After", String(retryAfterSeconds))
-        return response
+        Wire.error(ErrorAnswer.rateLimited(retryAfterSeconds: retryAfterSeconds))
     }
 
     /// The sentence a hosted page shows over the limit.

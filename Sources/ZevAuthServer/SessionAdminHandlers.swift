@@ -68,7 +68,7 @@ struct SessionAdminHandlers: Sendable {
             environmentID: environment.id, values: values, now: context.clock.now())
         {
         case .outOfBounds(let setting): return AdminHandlers.invalidField(setting.field, setting.rule)
-        case .environmentGone: return Wire.error(.notFound, "The environment no longer exists.", status: 404)
+        case .environmentGone: return Wire.error(.notFound, "The environment no longer exists.")
         case .updated(let updated): return Wire.json(status: 200, SettingsBody(environment: updated))
         }
     }
@@ -114,10 +114,10 @@ struct SessionAdminHandlers: Sendable {
         case .revoked:
             return HTTPResponse(status: 204, headers: HTTPHeaders([("Cache-Control", "no-store")]))
         case .notFound:
-            return Wire.error(.notFound, "No secret key with this id in this environment.", status: 404)
+            return Wire.error(.notFound, "No secret key with this id in this environment.")
         case .lastKey:
             return Wire.error(
-                .conflict, "This is the environment's last live secret key; create another (POST /v1/admin/keys) first.", status: 409)
+                .conflict, "This is the environment's last live secret key; create another (POST /v1/admin/keys) first.")
         }
     }
 }

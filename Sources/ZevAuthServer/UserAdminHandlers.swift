@@ -53,7 +53,7 @@ extension AdminHandlers {
         let create = CreateUser(store: context.accounts.createUser, passwords: context.accountPasswords)
         switch try create(email: email, name: name, password: password, now: context.clock.now()) {
         case .created(let user): return Wire.json(status: 201, UserBody(user))
-        case .addressTaken: return Wire.error(.conflict, "An account with this email already exists.", status: 409)
+        case .addressTaken: return Wire.error(.conflict, "An account with this email already exists.")
         }
     }
 }

@@ -25,14 +25,9 @@ enum Wire {
             format: .json)
     }
 
-    /// A JSON error for a code and a description, with the renderer's status for the code. A `status`
-    /// given here overrides the table; every such call site is to move to `error(_:at:log:)`.
-    static func error(_ code: OAuthErrorCode, _ description: String, status: Int? = nil) -> HTTPResponse {
-        let answer = ErrorAnswer(code, description)
-        guard let status else { return ErrorRenderer.render(answer, at: .api) }
-        return ErrorRenderer.response(
-            status: status, code: code.rawValue, description: description, headers: ErrorRenderer.headers(answer, status: status, at: .api),
-            format: .json)
+    /// A JSON error for a code and a description, with the renderer's status and headers for the code.
+    static func error(_ code: OAuthErrorCode, _ description: String) -> HTTPResponse {
+        ErrorRenderer.render(ErrorAnswer(code, description), at: .api)
     }
 
     /// A JSON response of a typed value, encoded in one pass by `JSONWriter`; `no-store` always (tokens and

@@ -172,7 +172,7 @@ struct SessionHandlers: Sendable {
             let session = try CurrentSession(store: context.roundTrip.currentSession, secrets: context.secrets)(
                 accessToken: token, now: context.clock.now())
         else {
-            var response = Wire.error(.invalidToken, "The access token is invalid or expired.", status: 401)
+            var response = Wire.error(.invalidToken, "The access token is invalid or expired.")
             response.headers.set("WWW-Authenticate", "Bearer error=\"invalid_token\"")
             return response
         }

@@ -118,9 +118,10 @@ import Testing
         #expect(log.all[2].hasPrefix("error refused input sqlstate=22021"))
     }
 
-    @Test func legacyEntryPointsKeepTheirStatusesAndGainTheRenderersHeaders() throws {
-        let overridden = Wire.error(.temporarilyUnavailable, "Busy.", status: 429)
-        #expect(overridden.status == 429)
+    @Test func entryPointsTakeTheirStatusesFromTheTableAndGainTheRenderersHeaders() throws {
+        let limited = Wire.error(ErrorAnswer(.temporarilyUnavailable, "Busy.", condition: .tooManyRequests(retryAfterSeconds: 5)))
+        #expect(limited.status == 429)
+        #expect(limited.headers["Retry-After"] == "5")
         let admin = Wire.error(.invalidToken, "Send a key.")
         #expect(admin.status == 401)
         #expect(admin.headers["WWW-Authenticate"] == "Bearer")
