@@ -18,9 +18,9 @@ public struct PostgresCallbacks: CallbackStore {
     /// again (sql/008).
     /// - Throws: `StoreError.duplicate("callbacks_unique")` when it is registered already; `StoreUnavailable`.
     public func addCallback(environmentID: String, uri: RedirectURI, now: Date) throws -> CallbackRecord {
-        do {
-            return try PostgresEdge.run {
-                try Self.callback(
+        try PostgresEdge.run {
+            do {
+                return try Self.callback(
                     from: pool.query(
                         """
                         INSERT INTO callbacks (environment_id, uri, kind, scheme, host, port, path_and_query, created_at)
@@ -32,9 +32,10 @@ public struct PostgresCallbacks: CallbackStore {
                             SQLTime.parameter(now),
                         ]
                     ).rows[0])
+            } catch let error as PostgresError where error.sqlState == .uniqueViolation {
+                // Inside the edge, so the refusal is the domain's before any translation.
+                throw StoreError.duplicate(constraint: error.constraint ?? "callbacks_unique")
             }
-        } catch let error as PostgresError where error.sqlState == .uniqueViolation {
-            throw StoreError.duplicate(constraint: error.constraint ?? "callbacks_unique")
         }
     }
 

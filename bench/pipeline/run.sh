@@ -5,7 +5,7 @@
 # its unix socket, at 8, 16 and 32 connections; prints each ratio, RSS around 8 concurrent password
 # sign-ins, the server's CPU per exchange, and SQL round trips per operation (pg_stat_statements calls).
 # Everything on loopback, bounded in time (about 27 × DURATION seconds of measurement plus setup).
-#   bash bench/pipeline/run.sh     # DURATION=10 CONNECTIONS="8 16 32" THREADS=32 POOL=32
+#   bash bench/pipeline/run.sh     # DURATION=10 CONNECTIONS="8 16 32" THREADS=32 (POOL= to override the pool)
 # PROFILE=1 adds, after every measurement, `perf record` of the server under exchanges and under the
 # discovery document (16 connections), and prints where its CPU went, inclusive of callees (Debian's linux-perf).
 set -euo pipefail
@@ -13,7 +13,8 @@ cd "$(dirname "$0")/../.."
 DURATION=${DURATION:-10}         # seconds per measurement
 CONNECTIONS=${CONNECTIONS:-"8 16 32"}
 THREADS=${THREADS:-32}           # the server's HTTP threads (ZEVAUTH_HTTP_THREADS)
-POOL=${POOL:-32}                 # the server's PostgreSQL connections (ZEVAUTH_DATABASE_POOL_SIZE)
+POOL=${POOL:-}                   # the server's PostgreSQL connections (ZEVAUTH_DATABASE_POOL_SIZE); empty: the
+                                 # server's own rule (HTTP threads + hashing threads + fetch threads + shared)
 RATE_MAX=${RATE_MAX:-5000}       # exchanges or refreshes per second one seeded range must cover
 MINIMAL_RATE_MAX=${MINIMAL_RATE_MAX:-12000}
 USERS=${USERS:-1000}             # accounts the seeded codes and sessions are spread over
@@ -75,15 +76,16 @@ next_code=0; next_session=0; next_minimal=0
 # --- The server.
 port=$(python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])')
 operator="zop_bench_operator_token_0123456789abcdef"
-ZEVAUTH_DATABASE_URL="$url" ZEVAUTH_ISSUER="http://127.0.0.1:$port" ZEVAUTH_LISTEN="127.0.0.1:$port" \
-  ZEVAUTH_OPERATOR_TOKEN="$operator" ZEVAUTH_HTTP_THREADS="$THREADS" ZEVAUTH_DATABASE_POOL_SIZE="$POOL" \
+# `env` so an empty POOL sets nothing and the server sizes its own pool.
+env ZEVAUTH_DATABASE_URL="$url" ZEVAUTH_ISSUER="http://127.0.0.1:$port" ZEVAUTH_LISTEN="127.0.0.1:$port" \
+  ZEVAUTH_OPERATOR_TOKEN="$operator" ZEVAUTH_HTTP_THREADS="$THREADS" ${POOL:+ZEVAUTH_DATABASE_POOL_SIZE="$POOL"} \
   ZEVAUTH_LINK_CHECKS=0 ZEVAUTH_RATE_PASSWORD_PER_ACCOUNT=1000000 ZEVAUTH_RATE_PASSWORD_PER_ADDRESS=1000000 \
   ZEVAUTH_RATE_EXCHANGE_FAILURES_PER_ADDRESS=1000000 ZEVAUTH_RATE_REFRESH_FAILURES_PER_ADDRESS=1000000 \
   "$zevauth" serve 2>"$work/serve.log" &
 server=$!
 for _ in $(seq 1 100); do curl -fs -o /dev/null "http://127.0.0.1:$port/readyz" && break; sleep 0.1; done
 curl -fs -o /dev/null "http://127.0.0.1:$port/readyz" || { tail -20 "$work/serve.log"; exit 1; }
-echo "== zevauth serve: $THREADS HTTP threads, $POOL PostgreSQL connections, rate limits out of reach"
+echo "== zevauth serve: $THREADS HTTP threads, ${POOL:-the default number of} PostgreSQL connections, rate limits out of reach"
 password="bench-password-0123456789"
 for i in 1 2 3 4 5 6 7 8; do
   curl -fs -o /dev/null -X POST "http://127.0.0.1:$port/v1/admin/users" -H "Authorization: Bearer $operator" \
