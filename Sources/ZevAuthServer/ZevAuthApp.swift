@@ -3,7 +3,6 @@ import Crypto
 import Foundation
 import HTTPServer
 import PasswordHashing
-import Postgres
 import PostgresStore
 
 /// Everything a handler needs, shared read-only by all request threads.
@@ -143,19 +142,17 @@ public struct ZevAuthApp: HTTPHandler {
     static func answer(for error: any Error) -> ErrorAnswer {
         let unstorable = ErrorAnswer(
             .invalidRequest, "The request holds a character no field accepts.", debugDetail: "refused input sqlstate=22021")
-        switch error {
+        // The stores map their errors at their edge (`PostgresEdge`); `domain` is the same mapping for a
+        // statement of `ServerContext.store` not yet run through it.
+        switch PostgresEdge.domain(error) {
         case let answer as ErrorAnswer:
             return answer
         case let error as StoreUnavailable:
             return .unavailable(debugDetail: "store unavailable reason=\(error.reason)")
         case StoreError.unstorableInput:
             return unstorable
-        case let error as PostgresError where error.sqlState == .characterNotInRepertoire:
-            return unstorable
-        case let error as PostgresError:
-            let detail = "postgres kind=\(error.kind) sqlstate=\(error.sqlState?.rawValue ?? "-") constraint=\(error.constraint ?? "-")"
-            if error.kind == .connection || error.kind == .poolTimeout { return .unavailable(debugDetail: detail) }
-            return .serverError(debugDetail: detail)
+        case let fault as StoreFault:
+            return .serverError(debugDetail: fault.logDetail)
         default:
             return .serverError(debugDetail: "kind=\(String(describing: type(of: error)))")
         }
