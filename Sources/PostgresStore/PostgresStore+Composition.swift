@@ -3,9 +3,8 @@ import Postgres
 
 /// What the server's composition code (the `serve`, `migrate` and `dev` commands) needs from PostgreSQL,
 /// so it names only PostgresStore's types: the pool behind a store and the migrations (readiness is
-/// `isReady()`). The first
-/// use of the database reports an unreachable one as `StoreUnavailable(reason: "connection")` with libpq's
-/// first line as `detail`.
+/// `isReady()`). The first use of the database reports an unreachable one as
+/// `StoreUnavailable(reason: "connection")` with libpq's first line as `detail`.
 extension PostgresStore {
     /// A store over a new connection pool (connections open lazily, on first use).
     /// - Parameters:

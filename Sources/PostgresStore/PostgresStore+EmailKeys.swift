@@ -59,8 +59,7 @@ extension PostgresStore {
     /// - Parameters:
     ///   - changes: account ids and their new key (nil: no key).
     ///   - recomputed: ids of accounts whose key the current rule computed (changed or not).
-    static func writeEmailKeys(_ connection: PostgresConnection, changes: [(id: String, key: String?)], recomputed: [String]) throws
-    {
+    static func writeEmailKeys(_ connection: PostgresConnection, changes: [(id: String, key: String?)], recomputed: [String]) throws {
         for change in changes {
             try connection.query("UPDATE users SET email_normalized = NULL WHERE id = $1::uuid", [change.id])
         }

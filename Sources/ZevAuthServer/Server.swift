@@ -1,5 +1,5 @@
-import Foundation
 import Authorize
+import Foundation
 import HTTPServer
 import PostgresStore
 
@@ -62,7 +62,8 @@ public enum ServerRunner {
         context.log.write("listening on \(context.configuration.listenHost):\(server.port) issuer=\(context.configuration.issuer)")
         let metricsServer = try startMetrics(context, publicServer: server)
         // The daily association checks run inside the server; leases let any number of instances share them.
-        let scheduler = context.configuration.linkChecks ? LinkScheduler(context: context, housekeeping: Housekeeping(store: context.store)) : nil
+        let scheduler =
+            context.configuration.linkChecks ? LinkScheduler(context: context, housekeeping: Housekeeping(store: context.store)) : nil
         scheduler?.start()
         onReady(server.port)
         let signal = HTTPServer.waitForTerminationSignal()
