@@ -39,10 +39,10 @@ let package = Package(
         .target(
             name: "ZevAuthServer",
             dependencies: [
-                "Authorize", "PKCE", "Encoding", "Crypto", "PasswordHashing", "HTTPServer", "Postgres", "PostgresStore",
+                "Authorize", "PKCE", "Encoding", "Crypto", "PasswordHashing", "HTTPServer", "PostgresStore",
                 "Association", "Fetch", "IDNA",
             ]),
-        .executableTarget(name: "zevauth", dependencies: ["ZevAuthServer", "Postgres", "Crypto", "AdminCLI"]),
+        .executableTarget(name: "zevauth", dependencies: ["ZevAuthServer", "Crypto", "AdminCLI"]),
 
         // MARK: Clients of a running deployment (HTTP only, through Fetch's HTTPClient)
         .target(name: "Conformance", dependencies: ["Fetch", "Crypto", "Encoding"]),

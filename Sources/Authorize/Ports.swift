@@ -8,11 +8,51 @@
 public struct StoreUnavailable: Error, Sendable, Equatable, CustomStringConvertible {
     /// A short reason for the log (`connection`, `pool_timeout`, `read_only`), never shown to a client.
     public let reason: String
+    /// For `connection`: the first line of the driver's connection message, which names the host or socket
+    /// and never the password (what an operator needs to fix `ZEVAUTH_DATABASE_URL`); nil otherwise. Never
+    /// shown to a client; not part of equality.
+    public let detail: String?
 
-    /// - Parameter reason: a short reason for the log.
-    public init(reason: String) { self.reason = reason }
+    /// - Parameters:
+    ///   - reason: a short reason for the log.
+    ///   - detail: the safe first line of the connection failure, if any.
+    public init(reason: String, detail: String? = nil) {
+        self.reason = reason
+        self.detail = detail
+    }
 
     public var description: String { "The database is unavailable (\(reason))." }
+
+    public static func == (a: StoreUnavailable, b: StoreUnavailable) -> Bool { a.reason == b.reason }
+}
+
+/// A statement the database refused for a reason no domain error names (a fault of the server, not of the
+/// request): the edge answers 500 and logs `kind`, `sqlState` and `constraint`, never the statement or its
+/// inputs.
+public struct StoreFault: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The driver's failure kind (`query`, …).
+    public let kind: String
+    /// The five-character SQLSTATE, if the server reported one.
+    public let sqlState: String?
+    /// The violated constraint's name, if any.
+    public let constraint: String?
+
+    /// - Parameters:
+    ///   - kind: the driver's failure kind.
+    ///   - sqlState: the SQLSTATE, if any.
+    ///   - constraint: the constraint's name, if any.
+    public init(kind: String, sqlState: String?, constraint: String?) {
+        self.kind = kind
+        self.sqlState = sqlState
+        self.constraint = constraint
+    }
+
+    /// `postgres kind=… sqlstate=… constraint=…` (`-` for an absent value): the log's debug detail.
+    public var logDetail: String {
+        "postgres kind=\(kind) sqlstate=\(sqlState ?? "-") constraint=\(constraint ?? "-")"
+    }
+
+    public var description: String { "The database refused a statement (\(logDetail))." }
 }
 
 /// Refusals a store reports as domain facts, by constraint name or SQLSTATE, never by parsing message text.

@@ -6,7 +6,7 @@ import Postgres
 /// docs/protocol.md#session-ends). Every statement runs through `PostgresEdge.run`, so callers see
 /// `StoreUnavailable` and `StoreError`, never `PostgresError`.
 public struct PostgresAccounts: Sendable, CreateUserStore, AccountSignInStore, ChangePasswordStore, SignOutEverywhereStore,
-    RemoveConnectedAppStore, CloseUserStore
+    RemoveConnectedAppStore, CloseUserStore, FindUserStore
 {
     let pool: PostgresPool
 

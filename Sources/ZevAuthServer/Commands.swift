@@ -1,5 +1,4 @@
 import Foundation
-import Postgres
 import PostgresStore
 
 /// The `serve` and `migrate` commands of the `zevauth` executable, and the usage text every command
@@ -57,10 +56,10 @@ public enum Commands {
         if asksForHelp(arguments) { return write(serveUsage) }
         let configuration = try ConfigurationLoader.load(environment: ProcessInfo.processInfo.environment, arguments: arguments)
         let migrator = try ServerRunner.migrator(configured: configuration.sqlDirectory)
-        let pool = PostgresPool(
+        let store = PostgresStore.connect(
             url: configuration.databaseURL, size: configuration.effectiveDatabasePoolSize,
             sharedConnections: ServerConfiguration.sharedDatabaseConnections)
-        let context = ServerContext(configuration: configuration, store: PostgresStore(pool: pool))
+        let context = ServerContext(configuration: configuration, store: store)
         try ServerRunner.serve(context, migrator: migrator)
     }
 
@@ -76,7 +75,9 @@ public enum Commands {
             throw ConfigurationError(key: "ZEVAUTH_DATABASE_URL", problem: "is required")
         }
         let migrator = try ServerRunner.migrator(configured: values["ZEVAUTH_SQL_DIR"])
-        let applied = try ServerRunner.reachingDatabase { try migrator.apply(to: PostgresPool(url: url, size: 1)) { write($0) } }
+        let applied = try ServerRunner.reachingDatabase {
+            try PostgresStore.connect(url: url, size: 1).applyMigrations(migrator) { write($0) }
+        }
         write(applied.isEmpty ? "migrations: up to date" : applied.map { "applied \($0.version) \($0.name)" }.joined(separator: "\n"))
     }
 }

@@ -4,7 +4,6 @@ import Encoding
 import Foundation
 import PKCE
 import PasswordHashing
-import Postgres
 import PostgresStore
 
 /// `zevauth dev`: a private PostgreSQL for `.zevauth/`, migrated and seeded with a demo
@@ -87,13 +86,12 @@ public enum DevCommand {
         say("starting PostgreSQL for \(root.path) …")
         let databaseURL = try cluster.start()
         defer { try? cluster.stop() }
-        let pool = PostgresPool(
+        let store = PostgresStore.connect(
             url: databaseURL, size: configuration.effectiveDatabasePoolSize,
             sharedConnections: ServerConfiguration.sharedDatabaseConnections)
         let migrator = try ServerRunner.migrator(configured: configuration.sqlDirectory)
-        let applied = try migrator.apply(to: pool)
+        let applied = try store.applyMigrations(migrator)
         if !applied.isEmpty { say("applied \(applied.count) migration(s)") }
-        let store = PostgresStore(pool: pool)
 
         let devFile = root.appendingPathComponent("dev.json")
         let seed = try prepareSeed(store: store, devFile: devFile, configuration: configuration)

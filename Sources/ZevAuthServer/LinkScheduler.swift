@@ -1,6 +1,6 @@
 import Association
+import Authorize
 import Foundation
-import PostgresStore
 import Synchronization
 
 /// Checks every link domain at least once a day, inside the server (docs/protocol.md#link-check-schedule).
@@ -11,8 +11,8 @@ import Synchronization
 public final class LinkScheduler: Sendable {
     let checker: AssociationChecker
     let schedule: any LinkScheduleStore
-    /// The hourly housekeeping pass (the sessions area's pruning, `PostgresStore.pruneExpired`).
-    let store: PostgresStore
+    /// The hourly housekeeping pass, if this scheduler runs it.
+    let housekeeping: Housekeeping?
     let clock: any Clock
     let log: any LogSink
     /// This instance's lease owner id (random per process).
@@ -33,10 +33,11 @@ public final class LinkScheduler: Sendable {
     ///   - context: the server's store, clock, log and outbound configuration.
     ///   - concurrency: checks at once (default 4).
     ///   - scope: restricts rounds to these domains (tests); nil for all.
-    public init(context: ServerContext, concurrency: Int = 4, scope: [String]? = nil) {
+    ///   - housekeeping: the hourly pass `start()` runs beside the rounds; nil for none.
+    public init(context: ServerContext, concurrency: Int = 4, scope: [String]? = nil, housekeeping: Housekeeping? = nil) {
         self.checker = AssociationChecker(context: context)
         self.schedule = context.tenancy.linkSchedule
-        self.store = context.store
+        self.housekeeping = housekeeping
         self.clock = context.clock
         self.log = context.log
         self.owner = "zevauth-\(UUID().uuidString.lowercased())"
@@ -81,17 +82,17 @@ public final class LinkScheduler: Sendable {
     }
 
     /// Runs a round every `intervalSeconds` on a background thread until `stop()`, and once an hour a
-    /// housekeeping pass that deletes rows expired for more than a day (`PostgresStore.pruneExpired`).
+    /// housekeeping pass that deletes rows expired for more than a day (`Housekeeping`), when it has one.
     public func start(intervalSeconds: Double = 60) {
         let thread = Thread { [self] in
             var lastHousekeeping = Date.distantPast
             while !stopped.withLock({ $0 }) {
                 do { try runRound() } catch { log.write("association round failed error=\(String(describing: type(of: error)))") }
                 let now = clock.now()
-                if now.timeIntervalSince(lastHousekeeping) >= 3_600 {
+                if let housekeeping, now.timeIntervalSince(lastHousekeeping) >= 3_600 {
                     lastHousekeeping = now
                     do {
-                        let pruned = try store.pruneExpired(before: now.addingTimeInterval(-86_400))
+                        let pruned = try housekeeping(now: now)
                         log.write(
                             "housekeeping pruned requests=\(pruned.authorizationRequests) codes=\(pruned.authorizationCodes) "
                                 + "mfa=\(pruned.mfaChallenges) rate_limits=\(pruned.rateLimitCounters)")

@@ -2,7 +2,6 @@ import Authorize
 import Encoding
 import Foundation
 import HTTPServer
-import PostgresStore
 
 /// The operator's read calls of the admin API (docs/openapi.yaml): the deployment's projects, and a ZevID
 /// account found by its email. Both answer the list shape `{"items": […], "nextCursor": …}`.
@@ -37,8 +36,7 @@ struct OperatorAdminHandlers: Sendable {
         guard let body = JSONObjectBody(request.body) else { return AdminHandlers.badBody }
         guard case .value(let raw) = body.string("email") else { return AdminHandlers.invalidField("email", "is required (a string)") }
         guard let email = EmailAddress(raw) else { return AdminHandlers.invalidField("email", "must be an email address") }
-        // The account lookup is the accounts area's store (`ServerContext.store` until it has its port).
-        let user = try context.store.user(emailNormalized: email.key)
+        let user = try FindUser(store: context.accounts.findUser)(email: email)
         let items: [JSONValue] =
             user.map {
                 [["id": .string($0.id), "email": .string($0.email), "name": .string($0.name), "closed": .bool($0.closed)]]

@@ -32,6 +32,8 @@ public struct AccountsPorts: Sendable {
     public var mfaChallenges: any MFAChallengeStore
     /// `CloseUser`.
     public var closeUser: any CloseUserStore
+    /// `FindUser` (the operator's account search).
+    public var findUser: any FindUserStore
 
     /// Every port answering `StoreUnavailable`, for contexts built without this area (their requests answer 503).
     public init() {
@@ -53,6 +55,7 @@ public struct AccountsPorts: Sendable {
         secondFactor = store
         mfaChallenges = store
         closeUser = store
+        findUser = store
     }
 
     /// Every port backed by PostgreSQL: `accounts`, `browserSessions`, `mfa` and `accountSessions`.
@@ -73,13 +76,14 @@ public struct AccountsPorts: Sendable {
         secondFactor = store.mfa
         mfaChallenges = store.mfa
         closeUser = accounts
+        findUser = accounts
     }
 }
 
 /// Every store protocol of the accounts area, for a fake that serves them all.
 public typealias AllAccountStores = CreateUserStore & AccountSignInStore & BrowserSignInStore & CurrentAccountStore
     & AccountOverviewStore & ChangePasswordStore & SignOutStore & SignOutEverywhereStore & RemoveConnectedAppStore
-    & TOTPEnrolmentStore & SecondFactorStore & MFAChallengeStore & CloseUserStore
+    & TOTPEnrolmentStore & SecondFactorStore & MFAChallengeStore & CloseUserStore & FindUserStore
 
 /// The ports of a context built without accounts: every call is `StoreUnavailable`.
 struct UnconfiguredAccounts: AllAccountStores {

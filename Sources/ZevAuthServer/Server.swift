@@ -1,6 +1,6 @@
+import Authorize
 import Foundation
 import HTTPServer
-import Postgres
 import PostgresStore
 
 /// Running the server process: locating migrations, refusing a database that is behind, serving until
@@ -29,20 +29,20 @@ public enum ServerRunner {
     }
 
     /// The migrator for the configured folder, with the Swift steps that complete some migrations
-    /// (`EmailKeyMigration.step`).
+    /// (`PostgresStore.emailKeyStep`, over the server's address rule `EmailAddress`).
     /// - Throws: `ConfigurationError` when no folder is found; `Migrator`'s errors for a bad file.
     public static func migrator(configured: String?) throws -> Migrator {
         guard let directory = sqlDirectory(configured: configured) else {
             throw ConfigurationError(key: "ZEVAUTH_SQL_DIR", problem: "no sql/ folder of migrations was found; set it")
         }
-        return try Migrator(directory: directory, steps: [EmailKeyMigration.step, CallbackMigration.step])
+        return try Migrator(directory: directory, steps: [PostgresStore.emailKeyStep { EmailAddress($0)?.key }, CallbackMigration.step])
     }
 
     /// Serves until SIGINT or SIGTERM, then stops accepting, lets in-flight requests finish (up to 10 s),
     /// and returns.
     /// - Throws: when the database's migrations are behind, or the address cannot be bound.
     public static func serve(_ context: ServerContext, migrator: Migrator, onReady: (UInt16) -> Void = { _ in }) throws {
-        let pending = try reachingDatabase { try migrator.pending(in: context.store.pool) }
+        let pending = try reachingDatabase { try context.store.pendingMigrations(migrator) }
         guard pending.isEmpty else {
             throw ConfigurationError(
                 key: "ZEVAUTH_DATABASE_URL",
@@ -62,7 +62,8 @@ public enum ServerRunner {
         context.log.write("listening on \(context.configuration.listenHost):\(server.port) issuer=\(context.configuration.issuer)")
         let metricsServer = try startMetrics(context, publicServer: server)
         // The daily association checks run inside the server; leases let any number of instances share them.
-        let scheduler = context.configuration.linkChecks ? LinkScheduler(context: context) : nil
+        let scheduler =
+            context.configuration.linkChecks ? LinkScheduler(context: context, housekeeping: Housekeeping(store: context.store)) : nil
         scheduler?.start()
         onReady(server.port)
         let signal = HTTPServer.waitForTerminationSignal()
@@ -96,13 +97,14 @@ public enum ServerRunner {
         return server
     }
 
-    /// Runs `work`, the first use of the database; a connection failure becomes the configuration error of
-    /// `ZEVAUTH_DATABASE_URL` (libpq's first line, which names the host or socket, never the password).
+    /// Runs `work`, the first use of the database; a connection failure (`StoreUnavailable` with reason
+    /// `connection`) becomes the configuration error of `ZEVAUTH_DATABASE_URL`, naming its `detail` (libpq's
+    /// first line, which names the host or socket, never the password).
     public static func reachingDatabase<T>(_ work: () throws -> T) throws -> T {
         do {
             return try work()
-        } catch let error as PostgresError where error.kind == .connection {
-            let reason = error.message.split(separator: "\n").first.map(String.init) ?? ""
+        } catch let error as StoreUnavailable where error.reason == "connection" {
+            let reason = error.detail ?? ""
             throw ConfigurationError(key: "ZEVAUTH_DATABASE_URL", problem: "PostgreSQL cannot be reached: \(reason)")
         }
     }

@@ -3,12 +3,13 @@ import Crypto
 import Foundation
 import HTTPServer
 import PasswordHashing
-import Postgres
 import PostgresStore
 
 /// Everything a handler needs, shared read-only by all request threads.
 public struct ServerContext: Sendable {
     public let configuration: ServerConfiguration
+    /// The database, for composition only: the start-up migration check, housekeeping and the pool gauge.
+    /// No handler reads it; handlers reach storage only through the ports below.
     public let store: PostgresStore
     public let clock: any Clock
     public let passwordHasher: PasswordHasher
@@ -52,7 +53,7 @@ public struct ServerContext: Sendable {
         self.accounts = AccountsPorts(store)
     }
 
-    /// A context over explicit ports, e.g. fakes in tests; `store` remains for handlers not yet moved to ports.
+    /// A context over explicit ports, e.g. fakes in tests (`store` then only feeds the pool gauge).
     public init(
         configuration: ServerConfiguration, store: PostgresStore, roundTrip: RoundTripPorts, tenancy: TenancyPorts,
         accounts: AccountsPorts, secrets: any Secrets = OpenSSLSecrets(), clock: any Clock = SystemClock(),
@@ -143,19 +144,17 @@ public struct ZevAuthApp: HTTPHandler {
     static func answer(for error: any Error) -> ErrorAnswer {
         let unstorable = ErrorAnswer(
             .invalidRequest, "The request holds a character no field accepts.", debugDetail: "refused input sqlstate=22021")
-        switch error {
+        // The stores map their errors at their edge (`PostgresEdge`); `domain` is the same mapping for a
+        // statement of `ServerContext.store` not yet run through it.
+        switch PostgresEdge.domain(error) {
         case let answer as ErrorAnswer:
             return answer
         case let error as StoreUnavailable:
             return .unavailable(debugDetail: "store unavailable reason=\(error.reason)")
         case StoreError.unstorableInput:
             return unstorable
-        case let error as PostgresError where error.sqlState == .characterNotInRepertoire:
-            return unstorable
-        case let error as PostgresError:
-            let detail = "postgres kind=\(error.kind) sqlstate=\(error.sqlState?.rawValue ?? "-") constraint=\(error.constraint ?? "-")"
-            if error.kind == .connection || error.kind == .poolTimeout { return .unavailable(debugDetail: detail) }
-            return .serverError(debugDetail: detail)
+        case let fault as StoreFault:
+            return .serverError(debugDetail: fault.logDetail)
         default:
             return .serverError(debugDetail: "kind=\(String(describing: type(of: error)))")
         }

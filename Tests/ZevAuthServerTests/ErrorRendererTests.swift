@@ -118,6 +118,15 @@ import Testing
         #expect(log.all[2].hasPrefix("error refused input sqlstate=22021"))
     }
 
+    @Test func aDatabaseFaultIsA500WhoseLogLineNamesItsSQLState() throws {
+        let log = MemoryLog()
+        let fault = ZevAuthApp.funnel(log) { throw StoreFault(kind: "query", sqlState: "42P01", constraint: nil) }
+        #expect(fault.status == 500)
+        #expect(try Self.body(fault)["error"] == "server_error")
+        #expect(!String(decoding: fault.body, as: UTF8.self).contains("42P01"))
+        #expect(log.all == ["error postgres kind=query sqlstate=42P01 constraint=- code=server_error status=500"])
+    }
+
     @Test func entryPointsTakeTheirStatusesFromTheTableAndGainTheRenderersHeaders() throws {
         let limited = Wire.error(ErrorAnswer(.temporarilyUnavailable, "Busy.", condition: .tooManyRequests(retryAfterSeconds: 5)))
         #expect(limited.status == 429)

@@ -18,6 +18,24 @@ public struct EmailKeyPlan: Sendable, Equatable {
     /// Accounts whose address the current rule refuses; they keep the key they had.
     public var refused: [String] = []
 
+    /// Lines for the operator about this plan, naming account ids only, never an address.
+    public var report: [String] {
+        var lines: [String] = []
+        if !recomputed.isEmpty {
+            lines.append("email keys: recomputed \(recomputed.count) account(s) under the current address rule.")
+        }
+        for shared in shared {
+            lines.append(
+                "email keys: accounts \(([shared.kept] + shared.keyless).joined(separator: ", ")) share one address; "
+                    + "\(shared.kept) keeps it and \(shared.keyless.joined(separator: ", ")) cannot sign in until resolved "
+                    + "(docs/operations.md, \"Accounts that share an address\").")
+        }
+        for id in refused {
+            lines.append("email keys: the address of account \(id) is refused by the current address rule; it keeps its previous key.")
+        }
+        return lines
+    }
+
     /// Decides every account's key.
     /// - Parameters:
     ///   - rows: every account, oldest first.

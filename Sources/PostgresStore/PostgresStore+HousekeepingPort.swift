@@ -1,0 +1,13 @@
+import Authorize
+import Foundation
+
+extension PostgresStore: HousekeepingStore {
+    /// `pruneExpired(before:)` at the store's edge (`PostgresEdge`).
+    /// - Throws: `StoreUnavailable`, `StoreFault`.
+    public func deleteExpired(before: Date) throws -> PrunedRows {
+        let counts = try PostgresEdge.run { try pruneExpired(before: before) }
+        return PrunedRows(
+            authorizationRequests: counts.authorizationRequests, authorizationCodes: counts.authorizationCodes,
+            mfaChallenges: counts.mfaChallenges, rateLimitCounters: counts.rateLimitCounters, browserBindings: counts.browserBindings)
+    }
+}
