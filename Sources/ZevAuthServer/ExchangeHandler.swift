@@ -20,10 +20,9 @@ struct ExchangeHandler: Sendable {
     /// the limit is checked inside the exchange statement itself, so a success is one SQL statement.
     func handle(_ request: HTTPRequest) throws -> HTTPResponse {
         let limiter = RateLimiter(context: context)
-        let address = ClientAddress.of(request, configuration: context.configuration)
-        let response = try checkedExchange(request, limiter: limiter, address: address)
-        if response.status != 429, (400..<500).contains(response.status) { try limiter.hit(.exchangeFailuresPerAddress, key: address) }
-        return response
+        return try limiter.countingFailures(.exchangeFailuresPerAddress, request, configuration: context.configuration) { address in
+            try checkedExchange(request, limiter: limiter, address: address)
+        }
     }
 
     /// Rows 1–6 of one exchange.

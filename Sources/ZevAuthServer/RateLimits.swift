@@ -158,6 +158,19 @@ public struct RateLimiter: Sendable {
             retryAfterSeconds: remaining)
     }
 
+    /// Runs a failure-counted grant endpoint (the exchange, the refresh): `body` answers with the client
+    /// address the limits use, and a 4xx answer other than the limit's own 429 counts one failure against
+    /// that address (docs/protocol.md#rate-limits).
+    /// - Throws: `StoreUnavailable`, and whatever `body` throws.
+    func countingFailures(
+        _ bucket: RateLimitBucket, _ request: HTTPRequest, configuration: ServerConfiguration, _ body: (String) throws -> HTTPResponse
+    ) throws -> HTTPResponse {
+        let address = ClientAddress.of(request, configuration: configuration)
+        let response = try body(address)
+        if response.status != 429, (400..<500).contains(response.status) { try hit(bucket, key: address) }
+        return response
+    }
+
     /// The JSON answer over the limit: 429, `Retry-After` in seconds (RFC 9110 §10.2.3; RFC 6585 §4), and
     /// `{"error":"temporarily_unavailable","error_description":"rate_limited: …"}` — RFC 6749 has no
     /// rate-limit code; `temporarily_unavailable` is the registered one standard clients already handle.

@@ -178,10 +178,9 @@ struct SessionGrants: Sendable {
     /// checked inside the refresh statement itself, so a success is one SQL statement.
     func handleRefresh(_ request: HTTPRequest) throws -> HTTPResponse {
         let limiter = RateLimiter(context: context)
-        let address = ClientAddress.of(request, configuration: context.configuration)
-        let response = try checkedRefresh(request, limiter: limiter, address: address)
-        if response.status != 429, (400..<500).contains(response.status) { try limiter.hit(.refreshFailuresPerAddress, key: address) }
-        return response
+        return try limiter.countingFailures(.refreshFailuresPerAddress, request, configuration: context.configuration) { address in
+            try checkedRefresh(request, limiter: limiter, address: address)
+        }
     }
 
     private func checkedRefresh(_ request: HTTPRequest, limiter: RateLimiter, address: String) throws -> HTTPResponse {

@@ -39,18 +39,9 @@ public struct ServerContext: Sendable {
         configuration: ServerConfiguration, store: PostgresStore, clock: any Clock = SystemClock(),
         passwordHasher: PasswordHasher = PasswordHasher(), log: any LogSink = StandardErrorLog()
     ) {
-        self.configuration = configuration
-        self.store = store
-        self.clock = clock
-        self.passwordHasher = passwordHasher
-        self.log = StructuredLog(log, format: configuration.logFormat)
-        self.metrics = Metrics.over(store)
-        self.outboundSlots = OutboundSlots()
-        self.workQueues = WorkQueues(configuration: configuration)
-        self.secrets = OpenSSLSecrets()
-        self.roundTrip = RoundTripPorts(store)
-        self.tenancy = TenancyPorts(store)
-        self.accounts = AccountsPorts(store)
+        self.init(
+            configuration: configuration, store: store, roundTrip: RoundTripPorts(store), tenancy: TenancyPorts(store),
+            accounts: AccountsPorts(store), clock: clock, passwordHasher: passwordHasher, log: log)
     }
 
     /// A context over explicit ports, e.g. fakes in tests (`store` then only feeds the pool gauge).
