@@ -71,7 +71,7 @@ psql -v codes="$codes" -v sessions="$sessions" -v minimal="$minimal" -v users="$
 psql -c "VACUUM (ANALYZE)" -c "CHECKPOINT"
 echo "   seeded in $((SECONDS - began)) s"
 python3 $here/statements.py Sources "$work/sql" | sed 's/^/   statement /'
-next_code=0; next_session=0; next_minimal=0
+next_code=0; next_session=0; next_minimal=0; next_start=0
 
 # --- The server.
 port=$(python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])')
@@ -181,7 +181,9 @@ for c in $CONNECTIONS; do
   wrk_run "start (server)" "$c" start.lua /v1/auth/zevid/start
   product=$last_rate
   printf 'start\t%s\t%s\t%s\t%s\n' "$c" "$last_stmts" "$last_server_us" "$last_pg_us" >>"$roundtrips"
-  pgbench_run "start (its insert)" "$c" "$work/sql/start.sql" authorization_requests 0
+  # Each level's starts mint their own binding ids (the statement records them), so each takes a fresh range.
+  pgbench_run "start (its insert)" "$c" "$work/sql/start.sql" authorization_requests "$next_start"
+  next_start=$((next_start + slot))
   result "start / its insert" "$c" "$product" "$last_rate" 0.6
 
   wrk_run "discovery document" "$c" get.lua /.well-known/oauth-authorization-server

@@ -12,8 +12,9 @@ INSERT INTO projects (id, name, created_at) VALUES ('00000000-0000-0000-0000-000
 INSERT INTO environments (id, project_id, kind, publishable_key)
 VALUES ('00000000-0000-0000-0000-00000000b002', '00000000-0000-0000-0000-00000000b001', 'development', 'pk_test_bench'),
        ('00000000-0000-0000-0000-00000000b003', '00000000-0000-0000-0000-00000000b001', 'production', 'pk_live_bench');
-INSERT INTO callbacks (environment_id, uri, kind, created_at)
-VALUES ('00000000-0000-0000-0000-00000000b002', 'http://127.0.0.1:5000/cb', 'loopback', now());
+-- Stored parsed, as registration stores it (sql/008): the start never parses a registered URI again.
+INSERT INTO callbacks (environment_id, uri, kind, scheme, host, port, path_and_query, created_at)
+VALUES ('00000000-0000-0000-0000-00000000b002', 'http://127.0.0.1:5000/cb', 'loopback', 'http', '127.0.0.1', 5000, '/cb', now());
 
 INSERT INTO users (id, email, email_normalized, name, password_hash, password_changed_at, created_at)
 SELECT ('00000000-0000-4000-8000-' || lpad(u::text, 12, '0'))::uuid, 'bench' || u || '@example.com',
