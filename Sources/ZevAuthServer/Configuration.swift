@@ -176,7 +176,7 @@ public enum ConfigurationLoader {
                 help: "run the association-check scheduler and housekeeping (default on)"),
             .init(
                 variable: "ZEVAUTH_LOG_FORMAT", flag: "--log-format", placeholder: "json|text",
-                help: "log lines as JSON objects or text (default json)", devNote: "default text"),
+                help: "log lines as JSON objects or text (serve's default json, dev's text)"),
             .init(
                 variable: "ZEVAUTH_METRICS_LISTEN", flag: "--metrics-listen", placeholder: "HOST:PORT",
                 help: "address of the Prometheus /metrics listener (default off)"),
@@ -401,7 +401,8 @@ public enum ConfigurationLoader {
 
     static func integer(_ values: [String: String], _ key: String, in range: ClosedRange<Int>) throws -> Int? {
         guard let text = values[key] else { return nil }
-        guard let number = Int(text), range.contains(number) else {
+        // Plain decimal digits only (`Int("+2")` would also take a sign).
+        guard text.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let number = Int(text), range.contains(number) else {
             throw ConfigurationError(key: key, problem: "must be a whole number from \(range.lowerBound) to \(range.upperBound)")
         }
         return number

@@ -40,5 +40,10 @@ struct ConstantDocuments: Sendable {
     }
 
     /// A health answer: the constant `body` with `no-store`.
-    static func health(status: Int, _ body: [UInt8]) -> HTTPResponse { Wire.jsonBytes(status: status, body) }
+    static func health(status: Int, _ body: [UInt8]) -> HTTPResponse {
+        var response = Wire.jsonBytes(status: status, body)
+        // Not ready is a 503 like any other: say when to ask again.
+        if status == 503 { response.headers.set("Retry-After", "1") }
+        return response
+    }
 }

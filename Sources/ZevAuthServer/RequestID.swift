@@ -20,10 +20,11 @@ public enum RequestID {
         return generate()
     }
 
-    /// Whether `value` is 1–128 visible ASCII characters (`!` … `~`: no space, no control, nothing else).
+    /// Whether `value` is 1–128 visible ASCII characters other than `,` (`!` … `~`: no space, no control, nothing else).
     public static func isAcceptable(_ value: String) -> Bool {
         let bytes = value.utf8
-        return (1...128).contains(bytes.count) && bytes.allSatisfy { (0x21...0x7E).contains($0) }
+        // No comma either: `a,b` is how a proxy joins two fields, and exactly one is the rule.
+        return (1...128).contains(bytes.count) && bytes.allSatisfy { (0x21...0x7E).contains($0) && $0 != 0x2C }
     }
 
     /// 128 random bits from the system's generator (`getrandom`), as 32 lowercase hex digits: one id says

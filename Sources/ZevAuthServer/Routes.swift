@@ -15,9 +15,19 @@ struct Routes {
         _ method: String, _ pattern: String, _ body: @escaping @Sendable (HTTPRequest, [String: String]) throws -> HTTPResponse
     ) {
         let log = context.log
+        let page = Self.isPage(pattern)
         router.add(method, pattern, placement: placement(method, pattern)) { request, parameters in
-            ZevAuthApp.funnel(log) { try body(request, parameters) }
+            // A person in the browser sees the hosted error page, unless the client asked for JSON.
+            let place: ErrorPlace = page && !Wire.wantsJSON(request) ? .page : .api
+            return ZevAuthApp.funnel(log, at: place) { try body(request, parameters) }
         }
+    }
+
+    /// Whether `pattern` is a route a person opens in the browser (the hosted sign-in, consent, second
+    /// factor and account pages, and the starts that lead to them), whose unexpected errors are pages.
+    static func isPage(_ pattern: String) -> Bool {
+        pattern == "/oauth2/authorize" || pattern == "/account" || pattern.hasPrefix("/account/")
+            || pattern.hasPrefix("/v1/auth/zevid/")
     }
 
     // MARK: Where slow handlers run (docs/decisions.md, "Slow work leaves the HTTP workers")

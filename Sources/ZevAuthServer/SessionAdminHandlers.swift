@@ -83,6 +83,11 @@ struct SessionAdminHandlers: Sendable {
         case .failure(let stop): return stop.response
         case .success(let (value, _)): environment = value
         }
+        // The call takes no fields: an empty body or `{}`; anything else is refused, as every JSON call
+        // refuses a body it cannot read.
+        guard request.body.isEmpty || JSONObjectBody(request.body)?.names.isEmpty == true else {
+            return Wire.error(.invalidRequest, "This call takes no body, or an empty JSON object.")
+        }
         let created = try keys.create(for: environment, now: context.clock.now())
         return Wire.json(status: 201, CreatedKeyBody(record: created.record, secret: created.secret))
     }

@@ -105,7 +105,10 @@ enum Wire {
     /// The bearer credential of `Authorization: Bearer …` (RFC 6750 §2.1), or nil. A credential that
     /// fails `StorableText` is no credential (it could never match one, and must not reach SQL).
     static func bearer(_ request: HTTPRequest) -> String? {
-        guard let header = request.headers["Authorization"] else { return nil }
+        // Exactly one `Authorization` field: two are ambiguous (which one a proxy or the client meant), so
+        // neither counts (RFC 9110 §5.3 allows repeating only list-valued fields).
+        let fields = request.headers.values("Authorization")
+        guard fields.count == 1, let header = fields.first else { return nil }
         let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
         guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
         let token = parts[1].trimmingCharacters(in: .whitespaces)

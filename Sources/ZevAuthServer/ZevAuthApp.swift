@@ -123,11 +123,13 @@ public struct ZevAuthApp: HTTPHandler {
     /// is a second line for any edge that misses one, logged apart from database errors.
     ///
     /// A thrown `ErrorAnswer` is rendered as it is (a handler may throw one instead of returning it).
-    static func funnel(_ log: any LogSink, _ body: () throws -> HTTPResponse) -> HTTPResponse {
+    /// - Parameter place: where the answer is rendered: JSON by default, the hosted error page for a route
+    ///   a person sees in the browser.
+    static func funnel(_ log: any LogSink, at place: ErrorPlace = .api, _ body: () throws -> HTTPResponse) -> HTTPResponse {
         do {
             return try body()
         } catch {
-            return Wire.error(answer(for: error), log: log)
+            return Wire.error(answer(for: error), at: place, log: log)
         }
     }
 
