@@ -3,7 +3,7 @@ import Encoding
 
 /// Hashing, MACs, randomness and constant-time comparison from OpenSSL 3 libcrypto.
 ///
-/// The one Swift wrapper of `COpenSSL`; nothing here is hand-rolled (DEVELOPERS.md: never hand-roll a
+/// The one Swift wrapper of `COpenSSL`; nothing here is hand-rolled (docs/architecture.md: no hand-rolled
 /// crypto primitive). Every minted credential comes from `mintToken(prefix:)`: 256 bits from the OS CSPRNG
 /// (`RAND_bytes`), base64url-encoded behind a scanner-friendly prefix (docs/protocol.md#credentials).
 public enum Crypto {

@@ -6,7 +6,7 @@ import Postgres
 /// Every SQL statement of the server, parameterized only (`$1…` through `PQexecParams`).
 ///
 /// One instance is shared by all request threads; it holds no state beyond the pool, so any number of
-/// server instances may share one database (DEVELOPERS.md, "The shape we build").
+/// server instances may share one database (docs/operations.md, several instances).
 public final class PostgresStore: Sendable {
     public let pool: PostgresPool
 
