@@ -25,8 +25,9 @@ public final class PostgresStore: Sendable {
     /// each link whether its domain is verified. One statement.
     /// - Returns: nil when no environment has this publishable key.
     public func clientEnvironment(publishableKey: String) throws -> (EnvironmentRecord, ClientEnvironment)? {
+        // Prepared once per connection, as the exchange is: every start runs it (docs/performance.md).
         let result = try pool.query(
-            """
+            prepared: """
             SELECT \(Self.environmentColumns), c.uri, c.kind AS callback_kind, c.scheme, c.host, c.port, c.path_and_query,
                    d.verified_at IS NOT NULL AS link_verified
             FROM environments e JOIN projects p ON p.id = e.project_id
