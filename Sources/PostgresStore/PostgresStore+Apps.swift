@@ -261,11 +261,11 @@ public struct PostgresApps: Sendable {
             // Prepared once per connection: every start reads it.
             try pool.query(
                 prepared: """
-                SELECT a.platform, a.production_custom_scheme, s.domain, s.status,
-                       array_to_json(s.covered_paths)::text AS covered_paths
-                FROM mobile_apps a LEFT JOIN app_link_states s ON s.app_id = a.id
-                WHERE a.environment_id = $1
-                """, [environmentID]
+                    SELECT a.platform, a.production_custom_scheme, s.domain, s.status,
+                           array_to_json(s.covered_paths)::text AS covered_paths
+                    FROM mobile_apps a LEFT JOIN app_link_states s ON s.app_id = a.id
+                    WHERE a.environment_id = $1
+                    """, [environmentID]
             ).rows
         }
         for row in rows {

@@ -28,14 +28,14 @@ public final class PostgresStore: Sendable {
         // Prepared once per connection, as the exchange is: every start runs it (docs/performance.md).
         let result = try pool.query(
             prepared: """
-            SELECT \(Self.environmentColumns), c.uri, c.kind AS callback_kind, c.scheme, c.host, c.port, c.path_and_query,
-                   d.verified_at IS NOT NULL AS link_verified
-            FROM environments e JOIN projects p ON p.id = e.project_id
-            LEFT JOIN callbacks c ON c.environment_id = e.id AND c.scheme IS NOT NULL
-            LEFT JOIN project_domains d ON c.kind = 'link' AND d.project_id = e.project_id AND d.domain = c.host
-            WHERE e.publishable_key = $1
-            ORDER BY c.created_at
-            """, [publishableKey])
+                SELECT \(Self.environmentColumns), c.uri, c.kind AS callback_kind, c.scheme, c.host, c.port, c.path_and_query,
+                       d.verified_at IS NOT NULL AS link_verified
+                FROM environments e JOIN projects p ON p.id = e.project_id
+                LEFT JOIN callbacks c ON c.environment_id = e.id AND c.scheme IS NOT NULL
+                LEFT JOIN project_domains d ON c.kind = 'link' AND d.project_id = e.project_id AND d.domain = c.host
+                WHERE e.publishable_key = $1
+                ORDER BY c.created_at
+                """, [publishableKey])
         guard let first = result.first else { return nil }
         let environment = try Self.environment(from: first)
         let facts = try appFacts(environmentID: environment.id)
