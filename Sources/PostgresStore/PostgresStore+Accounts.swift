@@ -28,29 +28,9 @@ extension PostgresStore {
         try accounts.hasConsent(userID: userID, environmentID: environmentID)
     }
 
-    /// Starts a ZevID browser session (`PostgresBrowserSessions.createBrowserSession`). - Returns: its id.
-    public func createBrowserSession(tokenHash: String, userID: String, now: Date) throws -> String {
-        try browserSessions.createBrowserSession(tokenHash: tokenHash, userID: userID, now: now)
-    }
-
     /// The live browser session whose cookie hashes to `tokenHash`, with an open account.
     public func browserSession(tokenHash: String) throws -> BrowserSessionRecord? {
         try browserSessions.browserSession(tokenHash: tokenHash)
-    }
-
-    /// The live browser session by id, with an open account.
-    public func browserSession(id: String) throws -> BrowserSessionRecord? { try browserSessions.browserSession(id: id) }
-
-    /// The person's TOTP factor, confirmed or not (`PostgresMFA.totpFactor`).
-    public func totpFactor(userID: String) throws -> TOTPFactorRecord? { try mfa.totpFactor(userID: userID) }
-
-    /// Records a sign-in that needs its second factor (`PostgresMFA.createMFAChallenge`). - Returns: its id.
-    public func createMFAChallenge(
-        userID: String, browserBindingHash: String, authorizationRequestID: String?, now: Date, lifetimeSeconds: Double
-    ) throws -> String {
-        try mfa.createMFAChallenge(
-            userID: userID, browserBindingHash: browserBindingHash, authorizationRequestID: authorizationRequestID, now: now,
-            lifetimeSeconds: lifetimeSeconds)
     }
 
     /// Ends every browser and app session and pending second-factor challenge of the person on the
