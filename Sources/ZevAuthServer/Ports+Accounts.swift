@@ -34,6 +34,8 @@ public struct AccountsPorts: Sendable {
     public var closeUser: any CloseUserStore
     /// `FindUser` (the operator's account search).
     public var findUser: any FindUserStore
+    /// The security notices queued for accounts' addresses (docs/protocol.md, "Security notices").
+    public var notices: any SecurityNotices = UnqueuedNotices()
 
     /// Every port answering `StoreUnavailable`, for contexts built without this area (their requests answer 503).
     public init() {
@@ -112,4 +114,10 @@ struct UnconfiguredAccounts: AllAccountStores {
     func mfaChallenge(id: String) throws -> MFAChallengeRecord? { throw unavailable() }
     func completeMFAChallenge(id: String, browserSessionTokenHash: String, now: Date) throws -> String? { throw unavailable() }
     func closeUser(id: String, now: Date) throws -> (UserRecord, Date)? { throw unavailable() }
+}
+
+/// Notices with no mail queue behind them: nothing is sent. The composition replaces it with the
+/// PostgreSQL outbox once outbound mail is configured.
+struct UnqueuedNotices: SecurityNotices {
+    func queue(_ notice: SecurityNotice, userID: String, now: Date) throws {}
 }

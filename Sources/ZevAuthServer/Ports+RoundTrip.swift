@@ -30,6 +30,8 @@ public struct RoundTripPorts: Sendable {
     public var callbacks: any CallbackStore
     /// `/readyz`.
     public var readiness: any ReadinessProbe
+    /// Reads `id_token_hint`s against the signing keys (docs/protocol.md, OpenID Connect).
+    public var idTokenHints: any IDTokenHintReader = NoIDTokenHints()
 
     /// Ports over explicit stores (fakes in tests).
     public init(
@@ -86,4 +88,9 @@ public struct UnavailableStores: PendingSignInStore, BrowserBindingStore, Callba
     public func callbacks(environmentID: String, after: String?, limit: Int) throws -> [CallbackRecord] { throw Self.unavailable }
     public func deleteCallback(environmentID: String, id: String) throws -> Bool { throw Self.unavailable }
     public func isReady() -> Bool { false }
+}
+
+/// No signing keys to check a hint against: every `id_token_hint` is ignored as a hint.
+struct NoIDTokenHints: IDTokenHintReader {
+    func read(_ compact: String) -> IDTokenHint? { nil }
 }
