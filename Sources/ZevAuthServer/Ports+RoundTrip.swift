@@ -32,6 +32,8 @@ public struct RoundTripPorts: Sendable {
     public var readiness: any ReadinessProbe
     /// Reads `id_token_hint`s against the signing keys (docs/protocol.md, OpenID Connect).
     public var idTokenHints: any IDTokenHintReader = NoIDTokenHints()
+    /// Signs ID tokens with the current key (docs/protocol.md, OpenID Connect).
+    public var idTokenSigner: any IDTokenSigner = NoSigningKeys()
 
     /// Ports over explicit stores (fakes in tests).
     public init(
@@ -93,4 +95,11 @@ public struct UnavailableStores: PendingSignInStore, BrowserBindingStore, Callba
 /// No signing keys to check a hint against: every `id_token_hint` is ignored as a hint.
 struct NoIDTokenHints: IDTokenHintReader {
     func read(_ compact: String) -> IDTokenHint? { nil }
+}
+
+/// No signing keys: an ID token cannot be signed, so the request answers 503.
+struct NoSigningKeys: IDTokenSigner {
+    func sign(claims: [UInt8], algorithm: SigningAlgorithm, now: Date) throws -> String {
+        throw StoreUnavailable(reason: "no_signing_keys")
+    }
 }
