@@ -25,6 +25,7 @@ import hashlib
 import html.parser
 import http.client
 import json
+import queue
 import secrets
 import subprocess
 import sys
@@ -236,7 +237,7 @@ def prober(args, log, deadline, sessions):
     host, port = args.probe.rsplit(":", 1)
     client = Client(host, int(port), log, "probe", deadline, args.max_requests)
     readyz = []
-    session = sessions.get()
+    session = sessions.get(timeout=5)
     while not client.exhausted():
         status, headers, _ = client.request("readyz", "GET", "/readyz")
         readyz.append((time.time(), status))
@@ -248,6 +249,8 @@ def prober(args, log, deadline, sessions):
             with log.lock:
                 log.refreshes.append((session["id"], digest(session["accessToken"]), digest(session["refreshToken"])))
         elif status != 503:
+            if sessions.empty():
+                break
             session = sessions.get()   # a refused token: take another session made through the balancer
         time.sleep(0.25)
     return readyz
@@ -366,6 +369,19 @@ def main():
     with open(args.users) as f:
         users = [tuple(line.rstrip("\n").split("\t", 1)) for line in f if line.strip()]
     log = Log()
+    readyz_result = []
+    sessions = queue.Queue()
+    if args.probe:
+        # Sessions for the prober, made through the balancer before the load starts (their exchanges are
+        # acknowledged changes like any other).
+        host, port = args.lb.rsplit(":", 1)
+        for _ in range(12):
+            client = Client(host, int(port), Log(), "setup", time.time() + 60, 10 ** 9)
+            found = sign_in(client, args.key, users[-1])
+            if found:
+                session = exchange(client, args.key, found[0], found[1], log)
+                if session:
+                    sessions.put(session)
     began = time.time()
     deadline = began + args.duration
     samples, lb_states, stop = [], [], threading.Event()
@@ -373,22 +389,7 @@ def main():
     for number in range(args.workers):
         threads.append(threading.Thread(target=worker, args=(args, number, users[number % len(users)], log, deadline),
                                         daemon=True))
-    readyz_result = []
     if args.probe:
-        import queue
-        sessions = queue.Queue()
-
-        def probe_sessions():
-            # Sessions for the prober, made through the balancer before the event.
-            host, port = args.lb.rsplit(":", 1)
-            for _ in range(40):
-                client = Client(host, int(port), Log(), "setup", deadline, 10 ** 9)
-                found = sign_in(client, args.key, users[-1])
-                if found:
-                    session = exchange(client, args.key, found[0], found[1], log)
-                    if session:
-                        sessions.put(session)
-        probe_sessions()
         threads.append(threading.Thread(target=lambda: readyz_result.extend(prober(args, log, deadline, sessions)),
                                         daemon=True))
     for thread in threads:
@@ -416,6 +417,10 @@ def main():
                 demoted_at = t
         if writable_at is None and state == "writable" and (name != old or seen_old_fail):
             writable_at, new_primary = t, name
+    if writable_at is None and any(s == "writable" for t, n, s in samples if t >= event_at):
+        # The old primary was never seen unavailable (back within one sample): writable all along.
+        writable_at = event_at
+        new_primary = next(n for t, n, s in sorted(samples) if t >= event_at and s == "writable")
     nodes = dict(n.split("=", 1) for n in args.nodes.split(","))
     final = {}
     for t, name, state in sorted(samples):

@@ -51,7 +51,11 @@ fi
 work=$(mktemp -d /tmp/zevauth-fault.XXXXXX)
 chmod 755 "$work"
 pids=()          # every process this script started, stopped in reverse order on exit
-as_postgres() { if [ "$(id -u)" -eq 0 ]; then (cd / && runuser -u postgres -- "$@"); else "$@"; fi; }
+# `exec_as_postgres TOOL …` in a background subshell: as root, the tool runs as `postgres` through setpriv;
+# both exec, so the pid this script records ($!) is the tool's own.
+exec_as_postgres() {
+  if [ "$(id -u)" -eq 0 ]; then cd / && exec setpriv --reuid=postgres --regid=postgres --init-groups -- "$@"; else exec "$@"; fi
+}
 postmaster_of() { head -1 "$work/$1/data/postmaster.pid" 2>/dev/null || true; }
 cleanup() {
   set +e
@@ -160,11 +164,7 @@ EOF
 node_config n1 $pg1 $rest1
 node_config n2 $pg2 $rest2
 start_patroni() {
-  if [ "$(id -u)" -eq 0 ]; then
-    (cd / && exec runuser -u postgres -- patroni "$work/$1/patroni.yml") >"$work/$1/patroni.log" 2>&1 &
-  else
-    patroni "$work/$1/patroni.yml" >"$work/$1/patroni.log" 2>&1 &
-  fi
+  (HOME="$work/$1" exec_as_postgres patroni "$work/$1/patroni.yml") >"$work/$1/patroni.log" 2>&1 &
   pids+=($!)
   echo $! >"$work/$1/patroni.pid"
 }
@@ -252,11 +252,7 @@ ignore_startup_parameters = extra_float_digits,options
 logfile = $work/pgbouncer/$which.log
 EOF
     chown -R postgres:postgres "$work/pgbouncer" 2>/dev/null || true
-    if [ "$(id -u)" -eq 0 ]; then
-      (cd / && exec runuser -u postgres -- pgbouncer "$work/pgbouncer/$which.ini") >>"$work/pgbouncer-$which.out" 2>&1 &
-    else
-      pgbouncer "$work/pgbouncer/$which.ini" >>"$work/pgbouncer-$which.out" 2>&1 &
-    fi
+    (exec_as_postgres pgbouncer "$work/pgbouncer/$which.ini") >>"$work/pgbouncer-$which.out" 2>&1 &
     pids+=($!)
   done
   wait_for 20 "PgBouncer answering" $PG_BIN/psql -X -Atq -h 127.0.0.1 -p $pgb -U postgres -d zevauth -c "SELECT 1"
