@@ -37,6 +37,8 @@ import psycopg2
 
 REDIRECT_URI = "http://127.0.0.1:54321/callback"
 WRITES = ("exchange", "refresh")
+LB_PAGES = (b"No server is available to handle this request", b"<h1>502 Bad Gateway</h1>",
+            b"<h1>504 Gateway Time-out</h1>")
 
 
 def digest(text):
@@ -89,8 +91,8 @@ class Client:
                 name, _, rest = header.partition("=")
                 self.cookies[name] = rest.split(";", 1)[0]
             connection.close()
-            # haproxy's own answer when no instance is up: HTML, not the server's JSON error body.
-            lb = status >= 500 and "json" not in (response.headers.get("Content-Type") or "")
+            # haproxy's own answers (no instance up, an instance cut off): its fixed HTML pages.
+            lb = status >= 500 and any(p in data for p in LB_PAGES)
         except (OSError, http.client.HTTPException) as error:
             status = "timeout" if "timed out" in str(error) else "conn"
         retry_after = bool(response_headers.get("Retry-After")) if response_headers else False
