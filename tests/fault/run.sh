@@ -57,16 +57,24 @@ exec_as_postgres() {
   if [ "$(id -u)" -eq 0 ]; then cd / && exec setpriv --reuid=postgres --regid=postgres --init-groups -- "$@"; else exec "$@"; fi
 }
 postmaster_of() { head -1 "$work/$1/data/postmaster.pid" 2>/dev/null || true; }
-cleanup() {
-  set +e
-  for ((i = ${#pids[@]} - 1; i >= 0; i--)); do kill "${pids[i]}" 2>/dev/null; done
+stop_pids() {  # SIGTERM, up to 20 s, then SIGKILL
+  local pid alive
+  for pid in "$@"; do kill "$pid" 2>/dev/null; done
   for _ in $(seq 1 100); do
     alive=0
-    for pid in "${pids[@]}"; do kill -0 "$pid" 2>/dev/null && alive=1; done
+    for pid in "$@"; do kill -0 "$pid" 2>/dev/null && alive=1; done
     [ $alive = 0 ] && break
     sleep 0.2
   done
-  for pid in "${pids[@]}"; do kill -9 "$pid" 2>/dev/null; done
+  for pid in "$@"; do kill -9 "$pid" 2>/dev/null; done
+}
+cleanup() {
+  set +e
+  # Everything but etcd first (newest first), so Patroni still reaches its DCS while it stops PostgreSQL.
+  local rest=()
+  for ((i = ${#pids[@]} - 1; i >= 1; i--)); do rest+=("${pids[i]}"); done
+  [ ${#rest[@]} -gt 0 ] && stop_pids "${rest[@]}"
+  [ ${#pids[@]} -gt 0 ] && stop_pids "${pids[0]}"
   # PostgreSQL's postmasters (started by Patroni, not by this script): stopped by their pid file.
   for node in n1 n2; do
     pm=$(postmaster_of $node)
@@ -76,7 +84,7 @@ cleanup() {
       kill -9 "$pm" 2>/dev/null
     fi
   done
-  cp "$work"/*.log "$out"/ 2>/dev/null
+  cp "$work"/*.log "$work"/pgbouncer/*.log "$out"/ 2>/dev/null
   for node in n1 n2; do cp "$work/$node/patroni.log" "$out/patroni-$node.log" 2>/dev/null; done
   rm -rf "$work"
 }
@@ -212,6 +220,8 @@ listen stats
   bind 127.0.0.1:$lb_stats
   stats enable
   stats uri /stats
+EOF
+  if [ "$pgbouncer" = 1 ]; then cat <<EOF
 listen postgres
   mode tcp
   bind 127.0.0.1:$pg_lb
@@ -223,6 +233,7 @@ listen postgres
   server n1 127.0.0.1:$pg1 check port $rest1
   server n2 127.0.0.1:$pg2 check port $rest2
 EOF
+  fi
 } >"$work/haproxy.cfg"
 haproxy -f "$work/haproxy.cfg" -db >"$work/haproxy.log" 2>&1 &
 pids+=($!)
@@ -351,7 +362,8 @@ for kind, counter in report["by_kind"].items():
     print(f"     {kind:13} {fmt(counter)}")
 if "probe" in report:
     print(f"   stale instance c, probed directly: {fmt(report['probe'])}")
-    print(f"   its /readyz answered 200 {report['probe_readyz_ready_while_stale']} of {report['probe_readyz_samples_while_stale']} times while its database was a standby; haproxy marked down (s after the event): {report['lb_marked_down_after_event_s'] or 'none'}")
+    print(f"   its /readyz answered 200 {report['probe_readyz_ready_while_stale']} of {report['probe_readyz_samples_while_stale']} times while its database was a standby")
+    print(f"   haproxy first marked down (s after the event): {report['lb_marked_down_after_event_s'] or 'none'}; the stale instance UP in {report['lb_stale_instance_up_while_stale']} of {report['lb_stale_instance_samples_while_stale']} samples while stale")
 db = report["database"]
 a = report["acknowledged"]
 if "error" in db:
