@@ -3,6 +3,8 @@
 #
 #   bash tests/fault/run.sh [--variant postmaster|node|switchover|stale-url] [--pgbouncer] [--out DIR]
 #                           [--duration 60] [--event-at 20] [--bin PATH/TO/zevauth]
+#   bash tests/fault/run.sh --all [--bin …]   # the four variants, then the four through PgBouncer (~20 min);
+#                                             # outputs in /tmp/zevauth-fault-<variant>[-pgbouncer]/
 #
 # Builds, under a temp dir: a single-member etcd; a 2-node PostgreSQL 15 cluster run by Patroni with
 # synchronous replication (synchronous_mode) and automatic failover; three `zevauth serve` instances behind
@@ -23,6 +25,16 @@ cd "$(dirname "$0")/../.."
 root=$(pwd)
 
 variant=postmaster pgbouncer=0 out="" duration=60 event_at=20 bin=""
+if [ "${1:-}" = --all ]; then
+  shift
+  failed=0
+  for extra in "" --pgbouncer; do
+    for v in postmaster node switchover stale-url; do
+      bash "$root/tests/fault/run.sh" --variant $v $extra "$@" || failed=1
+    done
+  done
+  exit $failed
+fi
 while [ $# -gt 0 ]; do
   case "$1" in
     --variant) variant=$2; shift 2 ;;
