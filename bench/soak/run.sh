@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The soak (docs/operations.md, "Soak"): memory under a long mixed load, on loopback only; not in CI.
-#   bash bench/soak/run.sh        # DURATION=300 CONNECTIONS=16 INTERVAL=10 THREADS=16 BIN=…/zevauth
+#   bash bench/soak/run.sh        # DURATION=600 CONNECTIONS=16 INTERVAL=10 THREADS=16 BIN=…/zevauth
 # One release `zevauth serve` on a throwaway PostgreSQL 15 cluster (scripts/test-postgres.sh), seeded by
 # bench/pipeline/seed.sql; wrk runs bench/soak/mixed.lua (exchanges, refreshes, session reads, starts,
 # /healthz, discovery) for DURATION seconds while the server's RSS is sampled every INTERVAL seconds.
@@ -9,7 +9,7 @@
 # any answer was a 5xx.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-DURATION=${DURATION:-300}
+DURATION=${DURATION:-600}
 CONNECTIONS=${CONNECTIONS:-16}
 INTERVAL=${INTERVAL:-10}
 THREADS=${THREADS:-16}
@@ -50,7 +50,8 @@ for _ in $(seq 1 100); do curl -fs -o /dev/null "http://127.0.0.1:$port/readyz" 
 curl -fs -o /dev/null "http://127.0.0.1:$port/readyz" || { tail -20 "$work/serve.log"; exit 1; }
 rss_kb() { awk '/^VmRSS/ {print $2}' "/proc/$server/status"; }
 echo "== soak: ${DURATION} s of mixed requests, $CONNECTIONS connections, $THREADS HTTP threads; $per codes and $per sessions seeded"
-echo "   RSS at start: $(($(rss_kb) / 1024)) MiB"
+mib() { python3 -c "print('%.1f' % ($1 / 1024))"; }
+echo "   RSS at start: $(mib "$(rss_kb)") MiB"
 WRK_THREADS=2 VERIFIER="$verifier" CHALLENGE="$challenge" CODES="$per" SESSIONS="$per" \
   wrk -t2 -c"$CONNECTIONS" -d"${DURATION}s" --timeout 10s -s bench/soak/mixed.lua "http://127.0.0.1:$port" >"$work/wrk.out" 2>&1 &
 load=$!
@@ -66,7 +67,7 @@ wait "$load" || true
 load=""
 kill -0 "$server" 2>/dev/null || { echo "soak: the server died"; tail -20 "$work/serve.log"; exit 1; }
 grep -E '^(RESULT|STATUS)' "$work/wrk.out" | sed 's/^/   /'
-echo "   RSS at end: $(($(rss_kb) / 1024)) MiB; peak (VmHWM): $(($(awk '/^VmHWM/ {print $2}' "/proc/$server/status") / 1024)) MiB"
+echo "   RSS at end: $(mib "$(rss_kb)") MiB; peak (VmHWM): $(mib "$(awk '/^VmHWM/ {print $2}' "/proc/$server/status")") MiB"
 python3 - "${samples[*]}" "$(grep '^STATUS' "$work/wrk.out")" <<'PY'
 import sys
 samples = [int(x) for x in sys.argv[1].split()]
