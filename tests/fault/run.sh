@@ -187,6 +187,7 @@ start_patroni() {
   (HOME="$work/$1" exec_as_postgres patroni "$work/$1/patroni.yml") >"$work/$1/patroni.log" 2>&1 &
   pids+=($!)
   echo $! >"$work/$1/patroni.pid"
+  disown $!   # the node variant kills it: no "Killed" line from bash in the report
 }
 start_patroni n1
 wait_for 60 "n1 becoming the primary" curl -fs "http://127.0.0.1:$rest1/primary"
@@ -215,6 +216,7 @@ defaults
   timeout connect 2s
   timeout client 30s
   timeout server 30s
+  timeout check 1s
   retries 2
   option redispatch
 frontend web
