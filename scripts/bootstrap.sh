@@ -16,6 +16,12 @@ packages=(
   openssl               # tests: the throwaway CA for the local HTTPS server (FetchTests)
   python3               # tests: the local HTTPS server (FetchTests) and the outside client
   python3-venv          # the virtual environment for the authlib interoperability client
+  # The fault test (tests/fault/run.sh) and the soak (bench/soak/run.sh); neither runs in scripts/test.
+  patroni               # fault test: PostgreSQL failover manager (pulls python3-psycopg2 and python3-etcd)
+  etcd-server           # fault test: Patroni's leader key
+  haproxy               # fault test: the load balancer with /readyz checks, and the TCP frontend to the primary
+  pgbouncer             # fault test: the transaction-mode pooler variant
+  wrk                   # soak: the HTTP load
 )
 
 missing=()
