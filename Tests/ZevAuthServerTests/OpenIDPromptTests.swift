@@ -1,4 +1,5 @@
 import Crypto
+import Encoding
 import Foundation
 import Testing
 import ZevAuthServer
@@ -230,5 +231,38 @@ import ZevAuthTesting
         #expect(page.text.contains("value=\"hinted.person@example.com\""))
         #expect(!(start.header("location") ?? "").contains("hinted"))
         #expect(!world.server.log.all.joined(separator: "\n").contains("hinted"))
+    }
+
+    @Test func promptLoginAndMaxAgeZeroAlsoAskForTheSecondFactorWhenEnrolled() throws {
+        let clock = ManualClock()
+        let server = try TestServer(live: true, clock: clock)
+        let fixture = try Fixture.make(store: server.store)
+        let owner = server.browser()
+        _ = try AccountTests.appSession(server, owner, clientID: fixture.developmentKey, email: fixture.email, password: fixture.password)
+        let (_, csrf) = try AccountTests.accountPage(owner)
+        let enrol = try owner.postForm("/account/totp/start", [("csrf", csrf)])
+        let shown = try #require(TOTPSignInTests.between(enrol.text, "<code class=\"secret\">", "</code>"))
+            .replacingOccurrences(of: " ", with: "")
+        SuiteCapture.secret(shown)
+        let secret = try #require(Base32.decode(shown))
+        let step = TOTP.step(atUnixSeconds: clock.now().timeIntervalSince1970)
+        let confirmed = try owner.postForm("/account/totp/confirm", [("csrf", csrf), ("code", TOTP.code(secret: secret, step: step))])
+        #expect(confirmed.status == 200)
+        // The signed-in browser skips the password without either option…
+        let driver = SignInDriver(server: server, browser: owner)
+        let plain = try owner.get(
+            startTarget([
+                ("client_id", fixture.developmentKey), ("redirect_uri", Self.loopback), ("state", "s"),
+                ("code_challenge", PKCEPair().challenge), ("code_challenge_method", "S256"),
+            ]))
+        #expect(plain.header("location")?.hasPrefix("/v1/auth/zevid/consent") == true)
+        // …and with prompt=login or max_age=0 gives the password, then the second factor.
+        for extra in [[("prompt", "login")], [("max_age", "0")]] {
+            let form = try driver.reachSignInForm(clientID: fixture.developmentKey, redirectURI: Self.loopback, extra: extra)
+            let posted = try owner.postForm(
+                "/v1/auth/zevid/signin", form.fields + [("email", fixture.email), ("password", fixture.password)])
+            #expect(posted.status == 303)
+            #expect(posted.header("location")?.hasPrefix("/v1/auth/zevid/mfa?challenge=") == true, "\(extra)")
+        }
     }
 }
