@@ -56,6 +56,16 @@ public enum OAuthErrorCode: String, Sendable, CaseIterable {
     case notFound = "not_found"
     /// A duplicate resource (docs/protocol.md#admin-errors).
     case conflict = "conflict"
+    /// `prompt=none` and the person must sign in (OpenID Connect Core §3.1.2.6).
+    case loginRequired = "login_required"
+    /// `prompt=none` and the person must consent (OpenID Connect Core §3.1.2.6).
+    case consentRequired = "consent_required"
+    /// `prompt=none` and the person must act on a page (OpenID Connect Core §3.1.2.6).
+    case interactionRequired = "interaction_required"
+    /// A start with a `request` object (OpenID Connect Core §3.1.2.6, §6).
+    case requestNotSupported = "request_not_supported"
+    /// A start with a `request_uri` (OpenID Connect Core §3.1.2.6, §6).
+    case requestURINotSupported = "request_uri_not_supported"
 
     /// The HTTP status when this code is answered directly (not redirected), from
     /// docs/protocol.md#error-codes.
@@ -67,7 +77,8 @@ public enum OAuthErrorCode: String, Sendable, CaseIterable {
         switch self {
         case .invalidRequest, .invalidGrant, .unsupportedGrantType, .unsupportedResponseType, .invalidState,
             .redirectURIRequired, .redirectURIMismatch, .pkceRequired, .pkceMethodUnsupported,
-            .invalidCodeChallenge, .pkceVerificationFailed, .nativeAppLimit, .nativeAppTeamMismatch:
+            .invalidCodeChallenge, .pkceVerificationFailed, .nativeAppLimit, .nativeAppTeamMismatch,
+            .loginRequired, .consentRequired, .interactionRequired, .requestNotSupported, .requestURINotSupported:
             return 400
         case .invalidClient, .reauthenticationRequired, .invalidToken:
             return 401
@@ -89,7 +100,9 @@ public enum OAuthErrorCode: String, Sendable, CaseIterable {
     ///
     /// - RFC 6749 codes (`invalid_request`, `invalid_client`, `invalid_grant`, `unsupported_grant_type`,
     ///   `unsupported_response_type`, `access_denied`, `server_error`, `temporarily_unavailable`) stand
-    ///   for themselves everywhere.
+    ///   for themselves everywhere; OpenID Connect Core §3.1.2.6's authorization codes (`login_required`,
+    ///   `consent_required`, `interaction_required`, `request_not_supported`, `request_uri_not_supported`)
+    ///   stand for themselves on `/oauth2/authorize`.
     /// - `/oauth2/authorize`: every other code is `invalid_request` (RFC 7636 §4.4.1 for the PKCE errors,
     ///   RFC 6749 §4.1.2.1 for `state` and the redirect URI).
     /// - `/oauth2/token`: `redirect_uri_required`, `redirect_uri_mismatch`, `pkce_verification_failed`
@@ -102,6 +115,8 @@ public enum OAuthErrorCode: String, Sendable, CaseIterable {
         case .invalidRequest, .invalidClient, .invalidGrant, .unsupportedGrantType, .unsupportedResponseType,
             .accessDenied, .serverError, .temporarilyUnavailable:
             return self
+        case .loginRequired, .consentRequired, .interactionRequired, .requestNotSupported, .requestURINotSupported:
+            return endpoint == .authorize ? self : .invalidRequest
         default:
             break
         }

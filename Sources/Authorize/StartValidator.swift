@@ -50,8 +50,8 @@ public struct ClientEnvironment: Sendable, Equatable {
     }
 }
 
-/// The only meaningful `prompt` value (OpenID Connect Core §3.1.2.1's `login`;
-/// docs/protocol.md#start-parameters). Other values are ignored.
+/// Whether the start forces the password (OpenID Connect Core §3.1.2.1's `prompt=login`, or `max_age=0`;
+/// docs/protocol.md#start-parameters). The other options are in `RequestOptions`.
 public enum Prompt: String, Sendable, Equatable {
     /// Ask for the password even when a ZevID browser session exists.
     case login
@@ -72,6 +72,9 @@ public struct ValidatedStartRequest: Sendable, Equatable {
     public let prompt: Prompt?
     /// A login hint of at most 320 scalars with no control character, to pre-fill the email field.
     public let loginHint: String?
+    /// The OpenID Connect request options (`prompt`, `max_age`, the hints; docs/protocol.md, "prompt,
+    /// max_age and hints").
+    public var options = RequestOptions()
 }
 
 /// What the HTTP shell does with a start request.
@@ -90,9 +93,8 @@ public enum StartDecision: Sendable, Equatable {
 /// The checks of `GET /v1/auth/zevid/start` and `GET /oauth2/authorize`, in the order of
 /// docs/protocol.md#start-order.
 public enum StartValidator {
-    /// The longest `login_hint` kept, in Unicode scalars (RFC 5321 §4.5.3.1: a path is at most 256 octets;
-    /// 320 leaves room for the 64 + 255 local part and domain).
-    public static let loginHintMaximumLength = 320
+    /// The longest `login_hint` kept, in Unicode scalars (`RequestOptions.loginHintMaximumLength`).
+    public static let loginHintMaximumLength = RequestOptions.loginHintMaximumLength
 
     /// Decides a start request.
     ///
@@ -111,7 +113,10 @@ public enum StartValidator {
     ///    `unsupported_response_type` (RFC 6749 §4.1.2.1);
     /// 6. `code_challenge` missing → `pkce_required` (RFC 9700 §2.1.1); `code_challenge_method` not exactly
     ///    `S256` → `pkce_method_unsupported` (RFC 7636 §4.4.1); challenge not canonical → `invalid_code_challenge`
-    ///    (RFC 7636 §4.2).
+    ///    (RFC 7636 §4.2);
+    /// 7. the OpenID Connect request options (`RequestOptions.parse`): `request` → `request_not_supported`,
+    ///    `request_uri` → `request_uri_not_supported`, a bad `prompt`, `max_age` or `response_mode` →
+    ///    `invalid_request` (OpenID Connect Core §3.1.2.1, §6).
     ///
     /// An empty value counts as missing.
     /// - Parameters:
@@ -193,11 +198,16 @@ public enum StartValidator {
         case .failure(let error): return .redirect(error, to: redirect, state: state)
         case .success(let valid): challenge = valid
         }
+        // 7. OpenID Connect's request options (docs/protocol.md, "prompt, max_age and hints").
+        let options: RequestOptions
+        switch RequestOptions.parse(parameters, undecodable: undecodable) {
+        case .failure(let error): return .redirect(error, to: redirect, state: state)
+        case .success(let parsed): options = parsed
+        }
         return .proceed(
             ValidatedStartRequest(
                 environmentID: client.environmentID, redirect: redirect, state: state, challenge: challenge,
-                prompt: checkPrompt(parameters),
-                loginHint: undecodable.contains("login_hint") ? nil : checkLoginHint(parameters)))
+                prompt: options.forcesSignIn ? .login : nil, loginHint: options.loginHint, options: options))
     }
 
     // MARK: - The checks, one per function
@@ -292,25 +302,6 @@ public enum StartValidator {
                 OAuthError(.invalidCodeChallenge, "code_challenge must be the base64url SHA-256 of the verifier."))
         }
         return .success(challenge)
-    }
-
-    /// OpenID Connect Core §3.1.2.1: `prompt` is a space-delimited list; `login` anywhere in it forces a
-    /// password prompt. Every other value (`none`, `consent`, `select_account`, unknown) is ignored.
-    static func checkPrompt(_ parameters: [String: String]) -> Prompt? {
-        guard let prompt = present(parameters["prompt"]) else { return nil }
-        return prompt.split(separator: " ").contains("login") ? .login : nil
-    }
-
-    /// Keeps a `login_hint` of at most 320 scalars with no control character; otherwise ignores it (a hint
-    /// is a convenience, never a reason to fail a sign-in).
-    static func checkLoginHint(_ parameters: [String: String]) -> String? {
-        guard let hint = present(parameters["login_hint"]) else { return nil }
-        var count = 0
-        for scalar in hint.unicodeScalars {
-            count += 1
-            if count > loginHintMaximumLength || scalar.properties.generalCategory == .control { return nil }
-        }
-        return hint
     }
 
     /// docs/protocol.md#empty-parameter: "An empty parameter counts as missing."

@@ -240,8 +240,9 @@ extension PostgresAuthorizations: StartStore {
     // The start's write in ONE statement (one commit): adopt the presented binding when it is on record for
     // the whole pending sign-in, else record the fresh one; attach the browser session when it is live, its
     // account open and its authentication younger than the environment's maximum age
-    // (docs/protocol.md#browser-recognised); insert the pending sign-in bound to the binding, with its
-    // parsed redirect URI's parts (sql/008).
+    // (docs/protocol.md#browser-recognised) and than `max_age` when the start gave one ($20, seconds; OpenID
+    // Connect Core §3.1.2.1); insert the pending sign-in bound to the binding, with its parsed redirect
+    // URI's parts (sql/008) and `prompt=consent` (sql/014).
     static let pendingSignInSQL = """
         WITH adopted AS (
             SELECT binding_hash FROM browser_bindings
@@ -255,14 +256,15 @@ extension PostgresAuthorizations: StartStore {
             SELECT b.id FROM browser_sessions b JOIN users u ON u.id = b.user_id
             WHERE b.token_hash = $14 AND b.ended_at IS NULL AND u.closed_at IS NULL
               AND b.auth_time > to_timestamp($8::float8) - make_interval(secs => $15::integer * 86400)
+              AND ($20::bigint IS NULL OR b.auth_time > to_timestamp($8::float8) - make_interval(secs => $20::bigint))
         )
         INSERT INTO authorization_requests (environment_id, redirect_uri, redirect_kind, state, code_challenge,
             prompt_login, login_hint, browser_binding_hash, browser_session_id, created_at, expires_at, standard_endpoint,
-            redirect_scheme, redirect_host, redirect_port, redirect_path_and_query)
+            redirect_scheme, redirect_host, redirect_port, redirect_path_and_query, prompt_consent)
         SELECT $1::uuid, $2, $3, $4, $5, $6::boolean, $7,
                COALESCE((SELECT binding_hash FROM adopted), (SELECT binding_hash FROM minted)),
                (SELECT id FROM browser), to_timestamp($8::float8), to_timestamp($9::float8), $10::boolean,
-               $16, $17, $18::integer, $19
+               $16, $17, $18::integer, $19, $21::boolean
         RETURNING id, browser_session_id IS NOT NULL AS authenticated, NOT EXISTS (SELECT 1 FROM adopted) AS minted
         """
 
@@ -280,6 +282,7 @@ extension PostgresAuthorizations: StartStore {
                     SQLTime.parameter(pending.now.addingTimeInterval(pending.bindingLifetimeSeconds)),
                     pending.browserSessionTokenHash, String(pending.sessionMaxAgeDays), request.redirect.scheme,
                     request.redirect.host, request.redirect.port.map(String.init), request.redirect.pathAndQuery,
+                    request.options.maxAgeSeconds.map(String.init), request.options.prompts.contains(.consent) ? "true" : "false",
                 ]
             ).rows[0]
         }

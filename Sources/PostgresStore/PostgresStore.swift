@@ -72,7 +72,8 @@ public final class PostgresStore: Sendable {
                 """
                 SELECT id, environment_id, redirect_uri, redirect_kind, redirect_scheme, redirect_host, redirect_port,
                        redirect_path_and_query, state, code_challenge, prompt_login, login_hint,
-                       browser_binding_hash, browser_session_id, expires_at, completed_at, standard_endpoint
+                       browser_binding_hash, browser_session_id, expires_at, completed_at, standard_endpoint,
+                       prompt_consent
                 FROM authorization_requests WHERE id = $1
                 """, [id]
             ).first
@@ -85,13 +86,15 @@ public final class PostgresStore: Sendable {
         let redirect = RedirectURI(
             raw: try row.string("redirect_uri"), kind: kind, scheme: scheme, host: row["redirect_host"],
             port: row["redirect_port"].flatMap { Int($0) }, pathAndQuery: pathAndQuery)
-        return AuthorizationRequestRecord(
+        var record = AuthorizationRequestRecord(
             id: try row.string("id"), environmentID: try row.string("environment_id"), redirect: redirect,
             state: try row.string("state"), codeChallenge: try row.string("code_challenge"),
             promptLogin: try row.bool("prompt_login"), loginHint: row["login_hint"],
             browserBindingHash: try row.string("browser_binding_hash"), browserSessionID: row["browser_session_id"],
             expiresAt: try row.date("expires_at"), completedAt: try row.optionalDate("completed_at"),
             standardEndpoint: try row.bool("standard_endpoint"))
+        record.promptConsent = try row.bool("prompt_consent")
+        return record
     }
 
     // MARK: - Sessions

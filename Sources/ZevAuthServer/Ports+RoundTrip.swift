@@ -34,6 +34,8 @@ public struct RoundTripPorts: Sendable {
     public var idTokenHints: any IDTokenHintReader = NoIDTokenHints()
     /// Signs ID tokens with the current key (docs/protocol.md, OpenID Connect).
     public var idTokenSigner: any IDTokenSigner = NoSigningKeys()
+    /// RP-initiated logout's app session named by a hint's `sid` (`LogoutStore`).
+    public var logout: any LogoutStore = UnavailableStores()
 
     /// Ports over explicit stores (fakes in tests).
     public init(
@@ -66,12 +68,13 @@ public struct RoundTripPorts: Sendable {
             currentSession: sessions,
             rateLimits: store.rateLimits, pendingSignIns: store, browserBindings: store.browserBindings,
             callbacks: store.callbacks, readiness: store)
+        logout = store.browserSessions
     }
 }
 
 /// Ports with no database behind them: every call answers `StoreUnavailable` (a 503), and `/readyz` is not
 /// ready. For test contexts that leave an area out.
-public struct UnavailableStores: PendingSignInStore, BrowserBindingStore, CallbackStore, ReadinessProbe {
+public struct UnavailableStores: PendingSignInStore, BrowserBindingStore, CallbackStore, ReadinessProbe, LogoutStore {
     public init() {}
     private static let unavailable = StoreUnavailable(reason: "no_store")
     public func authorizationRequest(id: String) throws -> AuthorizationRequestRecord? { throw Self.unavailable }
@@ -90,6 +93,7 @@ public struct UnavailableStores: PendingSignInStore, BrowserBindingStore, Callba
     public func callbacks(environmentID: String, after: String?, limit: Int) throws -> [CallbackRecord] { throw Self.unavailable }
     public func deleteCallback(environmentID: String, id: String) throws -> Bool { throw Self.unavailable }
     public func isReady() -> Bool { false }
+    public func endAppSession(id: String, userID: String, now: Date) throws -> Bool { throw Self.unavailable }
 }
 
 /// No signing keys to check a hint against: every `id_token_hint` is ignored as a hint.

@@ -23,6 +23,10 @@ extension Routes {
         }
         add("GET", "/v1/auth/zevid/start") { request, _ in try signIn.start(request, standardEndpoint: false) }
         add("GET", "/oauth2/authorize") { request, _ in try signIn.start(request, standardEndpoint: true) }
+        // RP-initiated logout (docs/protocol.md, "RP-initiated logout").
+        let logout = LogoutHandler(context: context)
+        add("GET", LogoutHandler.path) { request, _ in try logout.get(request) }
+        add("POST", LogoutHandler.path) { request, _ in try logout.post(request) }
         add("GET", "/v1/auth/zevid/signin") { request, _ in try signIn.signInPage(request) }
         add("POST", "/v1/auth/zevid/signin") { request, _ in try signIn.signIn(request) }
         add("GET", "/v1/auth/zevid/consent") { request, _ in try signIn.consentPage(request) }

@@ -27,7 +27,7 @@ struct Routes {
     /// factor and account pages, and the starts that lead to them), whose unexpected errors are pages.
     static func isPage(_ pattern: String) -> Bool {
         pattern == "/oauth2/authorize" || pattern == "/account" || pattern.hasPrefix("/account/")
-            || pattern.hasPrefix("/v1/auth/zevid/")
+            || pattern.hasPrefix("/v1/auth/zevid/") || pattern == LogoutHandler.path
     }
 
     // MARK: Where slow handlers run (docs/decisions.md, "Slow work leaves the HTTP workers")

@@ -39,12 +39,18 @@ struct SignInFlow: Sendable {
         case .refused(.show(let error), _):
             return show(error, request, surface: surface)
         case .refused(.redirect(let error, let to, let state), let appName):
-            return redirectError(error, to: to, state: state, appName: appName ?? "the app", heldForGesture: true, surface: surface)
+            // prompt=none: never a page once the redirect URI is trusted, "Return to the app" included.
+            return redirectError(
+                error, to: to, state: state, appName: appName ?? "the app", heldForGesture: !Self.asksNoInteraction(request),
+                surface: surface)
         case .refused(.proceed, _):
             throw ServerFailure.inconsistent("start refused a request that passed its checks")
-        case .recorded(let recorded, let binding):
+        case .recorded(let recorded, let binding, let validated):
             let setCookies =
                 recorded.mintedBinding ? [BrowserCookie.binding.set(binding, maxAge: nil, secure: context.configuration.secureCookies)] : []
+            if validated.options.prompts.contains(.noInteraction) {
+                return try answerWithoutInteraction(recorded, validated, request, cookies: setCookies, surface: surface)
+            }
             let next = recorded.authenticated ? "/v1/auth/zevid/consent" : "/v1/auth/zevid/signin"
             return Wire.seeOther("\(next)?request=\(recorded.requestID)", cookies: setCookies)
         }
@@ -145,7 +151,8 @@ struct SignInFlow: Sendable {
         guard let session = try authenticatedSession(pending, request) else {
             return Wire.seeOther("/v1/auth/zevid/signin?request=\(pending.record.id)")
         }
-        if pending.record.redirect.kind == .link,
+        // prompt=consent always asks (OpenID Connect Core §3.1.2.1).
+        if pending.record.redirect.kind == .link, !pending.record.promptConsent,
             try store.hasConsent(userID: session.userID, environmentID: pending.environment.id)
         {
             return try issueCode(pending, session: session, held: true)
@@ -282,7 +289,7 @@ struct SignInFlow: Sendable {
 
     /// An error after the redirect URI is trusted: 303 to a loopback; for an app (custom scheme or link)
     /// the "Return to the app" page when there was no gesture in the current page.
-    private func redirectError(
+    func redirectError(
         _ error: OAuthError, to base: RedirectURI, state: OAuthState?, appName: String, heldForGesture: Bool, surface: ErrorSurface
     ) -> HTTPResponse {
         let location = redirectLocation(

@@ -169,8 +169,9 @@ let precedence: [StartCase] = [
         #expect(request.redirect.raw == redirect)
     }
 
-    @Test(arguments: [("login", Prompt.login), ("consent login", .login), ("none", nil), ("LOGIN", nil), ("consent", nil)])
-    func promptOnlyLoginMatters(prompt: String, expected: Prompt?) {
+    // An unknown value (`LOGIN`: the values are case-sensitive) is refused: RequestOptionsTests.
+    @Test(arguments: [("login", Prompt.login), ("consent login", .login), ("none", nil), ("consent", nil)])
+    func promptOnlyLoginForcesThePassword(prompt: String, expected: Prompt?) {
         guard case .proceed(let request) = decide(startQuery(["prompt": prompt])) else {
             Issue.record("expected proceed")
             return

@@ -78,6 +78,8 @@ import Testing
                 "pkce_required", "pkce_method_unsupported", "invalid_code_challenge", "pkce_verification_failed",
                 "reauthentication_required", "native_app_limit", "native_app_team_mismatch", "server_error",
                 "temporarily_unavailable", "invalid_token", "forbidden", "not_found", "conflict",
+                "login_required", "consent_required", "interaction_required", "request_not_supported",
+                "request_uri_not_supported",
             ])
     }
 
@@ -91,6 +93,9 @@ import Testing
         (.invalidClient, 401), (.invalidRequest, 400), (.invalidGrant, 400), (.loopbackRedirectNotAllowed, 403),
         (.unsupportedResponseType, 400), (.unsupportedGrantType, 400), (.invalidToken, 401), (.forbidden, 403),
         (.notFound, 404), (.conflict, 409), (.accessDenied, 403), (.serverError, 500), (.temporarilyUnavailable, 503),
+        // OpenID Connect Core §3.1.2.6 (redirected; 400 when answered directly).
+        (.loginRequired, 400), (.consentRequired, 400), (.interactionRequired, 400), (.requestNotSupported, 400),
+        (.requestURINotSupported, 400),
     ])
     func statusComesFromTheContract(code: OAuthErrorCode, status: Int) {
         #expect(code.httpStatus == status)
@@ -109,6 +114,9 @@ import Testing
         (.unsupportedResponseType, .authorize, .unsupportedResponseType),
         (.accessDenied, .authorize, .accessDenied),
         (.serverError, .authorize, .serverError),
+        (.loginRequired, .authorize, .loginRequired),
+        (.consentRequired, .authorize, .consentRequired),
+        (.requestURINotSupported, .authorize, .requestURINotSupported),
         (.redirectURIRequired, .token, .invalidGrant),
         (.redirectURIMismatch, .token, .invalidGrant),
         (.pkceVerificationFailed, .token, .invalidGrant),
@@ -133,8 +141,12 @@ import Testing
             .invalidRequest, .invalidClient, .invalidGrant, .unsupportedGrantType, .unsupportedResponseType,
             .accessDenied, .serverError, .temporarilyUnavailable,
         ]
+        // OpenID Connect Core §3.1.2.6 adds its authorization error codes to RFC 6749's.
+        let openID: Set<OAuthErrorCode> = [
+            .loginRequired, .consentRequired, .interactionRequired, .requestNotSupported, .requestURINotSupported,
+        ]
         for code in OAuthErrorCode.allCases {
-            #expect(rfc6749.contains(code.rfcCode(at: .authorize)), "\(code)")
+            #expect(rfc6749.union(openID).contains(code.rfcCode(at: .authorize)), "\(code)")
             #expect(rfc6749.contains(code.rfcCode(at: .token)), "\(code)")
         }
     }

@@ -18,6 +18,9 @@ public struct AuthorizationRequestRecord: Sendable, Equatable {
     public let completedAt: Date?
     /// Whether `/oauth2/authorize` started it (its redirected errors use the RFC spelling).
     public let standardEndpoint: Bool
+    /// `prompt=consent`: show the consent page even when consent is remembered (OpenID Connect Core
+    /// §3.1.2.1; sql/014).
+    public var promptConsent = false
 
     /// A stored pending sign-in.
     public init(

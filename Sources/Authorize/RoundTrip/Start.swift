@@ -94,8 +94,9 @@ public struct Start: Sendable {
         /// A check failed (`StartDecision.show` or `.redirect`); nothing was written. `appName` is the
         /// client's when it was found.
         case refused(StartDecision, appName: String?)
-        /// The pending sign-in is recorded; `binding` is the browser's binding id (fresh when minted).
-        case recorded(RecordedSignIn, binding: String)
+        /// The pending sign-in is recorded; `binding` is the browser's binding id (fresh when minted);
+        /// `request` is what the checks validated (its OpenID Connect options decide `prompt=none`).
+        case recorded(RecordedSignIn, binding: String, request: ValidatedStartRequest)
     }
 
     /// Runs the checks of docs/protocol.md#start-order and records the pending sign-in.
@@ -130,6 +131,6 @@ public struct Start: Sendable {
                 freshBindingHash: secrets.digest(fresh), bindingLifetimeSeconds: bindingLifetimeSeconds,
                 browserSessionTokenHash: validated.prompt == .login ? nil : browserSessionToken.map { secrets.digest($0) },
                 sessionMaxAgeDays: found.sessionMaxAgeDays, now: now, lifetimeSeconds: lifetimeSeconds))
-        return .recorded(recorded, binding: recorded.mintedBinding ? fresh : (presentedBinding ?? fresh))
+        return .recorded(recorded, binding: recorded.mintedBinding ? fresh : (presentedBinding ?? fresh), request: validated)
     }
 }
