@@ -13,7 +13,12 @@ import Testing
         func resetMFA(userID: String, now: Date) throws -> (user: UserRecord, hadFactor: Bool)? {
             guard userID == user.id else { return nil }
             resets.withLock { $0 += 1 }
-            return (user, factor.withLock { had in defer { had = false }; return had })
+            let had = factor.withLock { present in
+                let was = present
+                present = false
+                return was
+            }
+            return (user, had)
         }
     }
 

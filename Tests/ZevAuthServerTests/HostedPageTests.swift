@@ -59,7 +59,9 @@ import ZevAuthTesting
         while let open = text.range(of: "<details"), let close = text.range(of: "</details>", range: open.upperBound..<text.endIndex) {
             text.removeSubrange(open.lowerBound..<close.upperBound)
         }
-        if let title = text.range(of: "<title>"), let end = text.range(of: "</title>") { text.removeSubrange(title.lowerBound..<end.upperBound) }
+        if let title = text.range(of: "<title>"), let end = text.range(of: "</title>") {
+            text.removeSubrange(title.lowerBound..<end.upperBound)
+        }
         return text.replacing(/<[^>]*>/, with: " ").replacingOccurrences(of: "&#39;", with: "'")
             .replacingOccurrences(of: "&quot;", with: "\"").replacingOccurrences(of: "&lt;", with: "<")
             .replacingOccurrences(of: "&gt;", with: ">").replacingOccurrences(of: "&amp;", with: "&")
@@ -170,7 +172,10 @@ import ZevAuthTesting
             ("/v1/auth/zevid/start", valid.filter { $0.0 != "client_id" }, "invalid_client", 400),
             ("/v1/auth/zevid/start", valid.map { $0.0 == "client_id" ? ($0.0, "pk_test_unknown") : $0 }, "invalid_client", 400),
             ("/v1/auth/zevid/start", valid.filter { $0.0 != "redirect_uri" }, "redirect_uri_required", 400),
-            ("/v1/auth/zevid/start", valid.map { $0.0 == "redirect_uri" ? ($0.0, "https://evil.example/cb") : $0 }, "redirect_uri_mismatch", 400),
+            (
+                "/v1/auth/zevid/start", valid.map { $0.0 == "redirect_uri" ? ($0.0, "https://evil.example/cb") : $0 },
+                "redirect_uri_mismatch", 400
+            ),
             ("/v1/auth/zevid/start", valid.filter { $0.0 != "state" }, "invalid_state", 400),
             ("/v1/auth/zevid/start", valid + [("state", "again")], "invalid_request", 400),
             ("/oauth2/authorize", [("response_type", "code")] + valid.filter { $0.0 != "client_id" }, "invalid_client", 400),
@@ -237,7 +242,8 @@ import ZevAuthTesting
         expectInvalid(wrong, ["email", "password"])
         let badEmail = try browser.postForm("/v1/auth/zevid/signin", form.fields + [("email", "not an address"), ("password", "x")])
         expectInvalid(badEmail, ["email"])
-        #expect(!badEmail.text.contains("id=\"password\" name=\"password\" type=\"password\" autocomplete=\"current-password\" required aria"))
+        #expect(
+            !badEmail.text.contains("id=\"password\" name=\"password\" type=\"password\" autocomplete=\"current-password\" required aria"))
 
         // Consent.
         let consent = try SignInDriver(server: server, browser: server.browser()).reachConsent(

@@ -33,7 +33,8 @@ import ZevAuthTesting
         let server = try TestServer()
         let fixture = try Fixture.make(store: server.store)
         let owner = server.browser()
-        let token = try AccountTests.appSession(server, owner, clientID: fixture.developmentKey, email: fixture.email, password: fixture.password)
+        let token = try AccountTests.appSession(
+            server, owner, clientID: fixture.developmentKey, email: fixture.email, password: fixture.password)
         let otherToken = try AccountTests.appSession(
             server, server.browser(), clientID: fixture.developmentKey, email: fixture.email, password: fixture.password)
         let (page, csrf) = try AccountTests.accountPage(owner)
@@ -67,7 +68,8 @@ import ZevAuthTesting
         let server = try TestServer(clock: clock)
         let fixture = try Fixture.make(store: server.store)
         let owner = server.browser()
-        let token = try AccountTests.appSession(server, owner, clientID: fixture.developmentKey, email: fixture.email, password: fixture.password)
+        let token = try AccountTests.appSession(
+            server, owner, clientID: fixture.developmentKey, email: fixture.email, password: fixture.password)
         let (secret, _) = try Self.enrol(owner, clock: clock)
         let (page, csrf) = try AccountTests.accountPage(owner)
         #expect(page.text.contains("id=\"close-code\""))
@@ -91,7 +93,8 @@ import ZevAuthTesting
         let server = try TestServer(clock: clock)
         let fixture = try Fixture.make(store: server.store)
         let owner = server.browser()
-        let token = try AccountTests.appSession(server, owner, clientID: fixture.developmentKey, email: fixture.email, password: fixture.password)
+        let token = try AccountTests.appSession(
+            server, owner, clientID: fixture.developmentKey, email: fixture.email, password: fixture.password)
         _ = try Self.enrol(owner, clock: clock)
         let reset = { (bearer: String?, id: String) in
             try server.client.send(
