@@ -19,6 +19,7 @@ let package = Package(
         .systemLibrary(name: "CArgon2", pkgConfig: "libargon2", providers: [.apt(["libargon2-dev"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "CIDN2", pkgConfig: "libidn2", providers: [.apt(["libidn2-dev"])]),
+        .systemLibrary(name: "CQRencode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
 
         // MARK: One Swift wrapper per C library
         .target(name: "Crypto", dependencies: ["COpenSSL", "Encoding"]),
@@ -27,6 +28,7 @@ let package = Package(
         .target(name: "Postgres", dependencies: ["CLibPQ"]),
         .target(name: "Fetch", dependencies: ["CCurl"]),
         .target(name: "IDNA", dependencies: ["CIDN2"]),
+        .target(name: "QRCode", dependencies: ["CQRencode", "Encoding"]),
 
         // MARK: Pure domain modules
         .target(name: "Encoding"),
@@ -40,7 +42,7 @@ let package = Package(
             name: "ZevAuthServer",
             dependencies: [
                 "Authorize", "PKCE", "Encoding", "Crypto", "PasswordHashing", "HTTPServer", "PostgresStore",
-                "Association", "Fetch", "IDNA",
+                "Association", "Fetch", "IDNA", "QRCode",
             ]),
         .executableTarget(name: "zevauth", dependencies: ["ZevAuthServer", "Crypto", "AdminCLI"]),
 
@@ -59,6 +61,7 @@ let package = Package(
         .testTarget(name: "AuthorizeTests", dependencies: ["Authorize", "PKCE"]),
         .testTarget(name: "AssociationTests", dependencies: ["Association", "Encoding"], exclude: ["Golden", "RealFiles"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
+        .testTarget(name: "QRCodeTests", dependencies: ["QRCode"]),
         .testTarget(name: "FetchTests", dependencies: ["Fetch"], exclude: ["https_server.py"]),
         .testTarget(name: "ConformanceTests", dependencies: ["Conformance", "Fetch", "HTTPServer", "ZevAuthTesting", "ZevAuthServer"]),
         .testTarget(name: "AdminCLITests", dependencies: ["AdminCLI", "Fetch", "HTTPServer", "ZevAuthTesting", "ZevAuthServer"]),

@@ -11,6 +11,9 @@ packages=(
   libargon2-dev         # Argon2id password hashing
   libcurl4-openssl-dev  # outbound HTTPS (association checks)
   libidn2-dev           # IDNA (UTS #46) for the domains of account email addresses
+  libqrencode-dev       # QR codes of the TOTP enrolment page
+  chromium              # tests: the browser journeys (Tests/Browser)
+  chromium-driver       # tests: chromedriver for Selenium, at /usr/bin/chromedriver
   postgresql-15         # the throwaway and development database server
   curl
   openssl               # tests: the throwaway CA for the local HTTPS server (FetchTests)

@@ -6,7 +6,7 @@ import Postgres
 /// docs/protocol.md#session-ends). Every statement runs through `PostgresEdge.run`, so callers see
 /// `StoreUnavailable` and `StoreError`, never `PostgresError`.
 public struct PostgresAccounts: Sendable, CreateUserStore, AccountSignInStore, ChangePasswordStore, SignOutEverywhereStore,
-    RemoveConnectedAppStore, CloseUserStore, FindUserStore
+    RemoveConnectedAppStore, CloseUserStore, FindUserStore, ResetMFAStore
 {
     let pool: PostgresPool
 
@@ -148,6 +148,23 @@ public struct PostgresAccounts: Sendable, CreateUserStore, AccountSignInStore, C
                 else { return nil }
                 try Self.endEverything(connection, userID: id, now: now, reason: "account_closed")
                 return (try Self.user(from: row), try row.date("closed_at"))
+            }
+        }
+    }
+
+    /// Removes the TOTP factor and recovery codes and ends every session, in one transaction
+    /// (docs/protocol.md#mfa-reset). - Returns: nil for an unknown id (or one that is not a UUID).
+    public func resetMFA(userID: String, now: Date) throws -> (user: UserRecord, hadFactor: Bool)? {
+        guard UUID(uuidString: userID) != nil else { return nil }
+        return try PostgresEdge.run {
+            try pool.transaction { connection -> (user: UserRecord, hadFactor: Bool)? in
+                guard
+                    let row = try connection.query("SELECT \(Self.userColumns) FROM users WHERE id = $1 FOR UPDATE", [userID]).first
+                else { return nil }
+                let factors = try connection.query("DELETE FROM totp_factors WHERE user_id = $1", [userID]).rowsAffected
+                let codes = try connection.query("DELETE FROM recovery_codes WHERE user_id = $1", [userID]).rowsAffected
+                try Self.endEverything(connection, userID: userID, now: now, reason: "mfa_reset")
+                return (try Self.user(from: row), factors + codes > 0)
             }
         }
     }

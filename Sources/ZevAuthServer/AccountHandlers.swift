@@ -58,23 +58,24 @@ struct AccountHandlers: Sendable {
         let email = (form["email"] ?? "").trimmingCharacters(in: .whitespaces)
         let name = (form["name"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
         let password = form["password"] ?? ""
-        let again = { (problem: String, status: Int) -> HTTPResponse in
+        let again = { (problem: String, status: Int, invalid: Set<String>) -> HTTPResponse in
             AccountPages.signUp(
-                csrf: form["csrf"] ?? "", requestID: requestID, email: email, name: name, error: problem, status: status)
+                csrf: form["csrf"] ?? "", requestID: requestID, email: email, name: name, error: problem, invalid: invalid,
+                status: status)
         }
         let client = ClientAddress.of(request, configuration: context.configuration)
         if case .limited(let seconds) = try RateLimiter(context: context).hit(.passwordPerAddress, key: client) {
-            var response = again(RateLimiter.pageMessage(retryAfterSeconds: seconds), 429)
+            var response = again(RateLimiter.pageMessage(retryAfterSeconds: seconds), 429, [])
             response.headers.set("Retry-After", String(seconds))
             return response
         }
-        guard let address = EmailAddress(email) else { return again("Enter a valid email address.", 400) }
+        guard let address = EmailAddress(email) else { return again("Enter a valid email address.", 400, ["email"]) }
         guard let displayName = DisplayName(name) else {
-            return again("Enter your name: up to 200 characters, without control or text-direction characters.", 400)
+            return again("Enter your name: up to 200 characters, without control or text-direction characters.", 400, ["name"])
         }
         let newPassword: NewPassword
         switch NewPassword.parse(password) {
-        case .failure(let problem): return again("The password \(problem.explanation).", 400)
+        case .failure(let problem): return again("The password \(problem.explanation).", 400, ["password"])
         case .success(let value): newPassword = value
         }
         // The address has an account or gets one: the answer is the same either way.
@@ -111,10 +112,13 @@ struct AccountHandlers: Sendable {
             return response
         case .wrong:
             context.metrics.signIn(.password, .invalidCredentials)
-            return AccountPages.signIn(csrf: form["csrf"] ?? "", email: email, error: SignInFlow.genericCredentialsMessage, status: 401)
+            return AccountPages.signIn(
+                csrf: form["csrf"] ?? "", email: email, error: SignInFlow.genericCredentialsMessage, invalid: ["email", "password"],
+                status: 401)
         case .invalidEmail:
             context.metrics.signIn(.password, .invalidRequest)
-            return AccountPages.signIn(csrf: form["csrf"] ?? "", email: email, error: SignInFlow.invalidEmailMessage, status: 400)
+            return AccountPages.signIn(
+                csrf: form["csrf"] ?? "", email: email, error: SignInFlow.invalidEmailMessage, invalid: ["email"], status: 400)
         case .ok(let found):
             user = found
         }
@@ -161,11 +165,13 @@ struct AccountHandlers: Sendable {
         context.setCookie(.session, "", maxAge: 0)
     }
 
-    private func accountPage(_ current: Current, notice: String? = nil, error: String? = nil, status: Int = 200) throws -> HTTPResponse {
+    private func accountPage(
+        _ current: Current, notice: String? = nil, error: String? = nil, invalid: Set<String> = [], status: Int = 200
+    ) throws -> HTTPResponse {
         let facts = try AccountOverview(store: ports.overview)(userID: current.user.id)
         return AccountPages.account(
             user: current.user, csrf: current.csrf, apps: facts.apps, totpEnabled: facts.totpEnabled,
-            recoveryCodesLeft: facts.recoveryCodesLeft, notice: notice, error: error, status: status)
+            recoveryCodesLeft: facts.recoveryCodesLeft, notice: notice, error: error, invalid: invalid, status: status)
     }
 
     /// Runs a signed-in form: the browser session and the CSRF token must both check out.
@@ -224,13 +230,14 @@ struct AccountHandlers: Sendable {
                 response.headers.set("Retry-After", String(seconds))
                 return response
             case .wrong, .invalidEmail:
-                return try accountPage(current, error: "The current password is incorrect.", status: 401)
+                return try accountPage(current, error: "The current password is incorrect.", invalid: ["current"], status: 401)
             case .ok:
                 break
             }
             let newPassword: NewPassword
             switch NewPassword.parse(form["new_password"] ?? "") {
-            case .failure(let problem): return try accountPage(current, error: "The new password \(problem.explanation).", status: 400)
+            case .failure(let problem):
+                return try accountPage(current, error: "The new password \(problem.explanation).", invalid: ["new"], status: 400)
             case .success(let value): newPassword = value
             }
             let token = try ChangePassword(store: ports.changePassword, passwords: context.accountPasswords, secrets: context.secrets)(
@@ -295,6 +302,52 @@ struct AccountHandlers: Sendable {
         }
     }
 
+    // MARK: Closing one's own account
+
+    /// `POST /account/close` (form: `csrf`, `password`, and `code` when TOTP is enrolled;
+    /// docs/protocol.md#closing-an-account): the password (rate-limited like a sign-in) and the second
+    /// factor (rate-limited like the MFA step) must both check out; then the account is closed the way the
+    /// operator's close does (`CloseUser`: every app and browser session ends), and this browser's session
+    /// cookie is cleared.
+    func closeAccount(_ request: HTTPRequest) throws -> HTTPResponse {
+        try signedInForm(request) { current, form in
+            let again = { (message: String, status: Int, invalid: Set<String>) throws -> HTTPResponse in
+                try accountPage(current, error: message, invalid: invalid, status: status)
+            }
+            switch try security.checkPassword(
+                email: current.user.email, password: form["password"] ?? "", request: request, account: current.user.id)
+            {
+            case .limited(let seconds):
+                var response = try again(RateLimiter.pageMessage(retryAfterSeconds: seconds), 429, [])
+                response.headers.set("Retry-After", String(seconds))
+                return response
+            case .wrong, .invalidEmail:
+                return try again("The password is incorrect. Your account is still open.", 401, ["close-password"])
+            case .ok:
+                break
+            }
+            if try AccountOverview(store: ports.overview)(userID: current.user.id).totpEnabled {
+                switch try security.verifySecondFactor(userID: current.user.id, input: form["code"] ?? "") {
+                case .limited(let seconds):
+                    var response = try again(RateLimiter.pageMessage(retryAfterSeconds: seconds), 429, [])
+                    response.headers.set("Retry-After", String(seconds))
+                    return response
+                case .unavailable:
+                    return try again("Two-step verification is not available right now. Try again later.", 503, [])
+                case .rejected:
+                    return try again(
+                        "That code is not right. Enter the current code from your app, or an unused recovery code.", 401, ["close-code"])
+                case .accepted:
+                    break
+                }
+            }
+            _ = try CloseUser(store: ports.closeUser)(id: current.user.id, now: context.clock.now())
+            var response = AccountPages.closed()
+            response.headers.add("Set-Cookie", clearedSessionCookie)
+            return response
+        }
+    }
+
     // MARK: Operator
 
     /// `POST /v1/admin/users/{id}/close` (operator token): closes the account and ends every session.
@@ -309,5 +362,34 @@ struct AccountHandlers: Sendable {
             return Wire.error(.notFound, "No account has this id.")
         }
         return Wire.json(status: 200, UserBody(closed.user, closedAt: closed.closedAt))
+    }
+
+    /// `POST /v1/admin/users/{id}/mfa/reset` (operator token; docs/protocol.md#mfa-reset): removes the
+    /// account's TOTP factor and recovery codes, ends every session and queues the `mfa_removed` notice.
+    /// 200 `{"id","email","name","mfaRemoved"}` (`mfaRemoved` false on a repeat); 404 `not_found`.
+    func resetMFA(_ request: HTTPRequest, id: String) throws -> HTTPResponse {
+        switch try AdminHandlers(context: context).actor(request) {
+        case .none: return AdminHandlers.invalidToken
+        case .environment: return Wire.error(.forbidden, "Only the operator token may reset two-step verification.")
+        case .operator: break
+        }
+        guard let reset = try ResetMFA(store: ports.mfaReset, notices: ports.notices)(userID: id, now: context.clock.now()) else {
+            return Wire.error(.notFound, "No account has this id.")
+        }
+        return Wire.json(status: 200, MFAResetBody(reset: reset))
+    }
+
+    /// `{"id","email","name","mfaRemoved"}`.
+    struct MFAResetBody: JSONEncodable {
+        let reset: ResetMFA.Reset
+
+        func encode(to writer: inout JSONWriter) {
+            writer.object { object in
+                object.field("id", reset.user.id)
+                object.field("email", reset.user.email)
+                object.field("name", reset.user.name)
+                object.field("mfaRemoved", reset.removed)
+            }
+        }
     }
 }

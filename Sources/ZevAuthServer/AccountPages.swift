@@ -1,33 +1,39 @@
 import Authorize
 import Encoding
 import HTTPServer
+import QRCode
 
 /// The hosted account pages (docs/protocol.md#accounts), rendered like `Pages`: every value escaped, every form with
-/// a CSRF token, the same headers and stylesheet.
+/// a CSRF token, the same headers and stylesheet, and the same labelled inputs (`Pages.input`), whose
+/// `invalid` sets name the fields a form's error concerns.
 enum AccountPages {
-    static func problem(_ text: String?) -> String {
-        text.map { "<p class=\"error\" role=\"alert\">\(HTML.escape($0))</p>" } ?? ""
-    }
+    /// A form's error message, tied to the fields it concerns (`Pages.formError`).
+    static func problem(_ text: String?) -> String { Pages.formError(text) }
 
     static func notice(_ text: String?) -> String {
         text.map { "<p class=\"muted\" role=\"status\">\(HTML.escape($0))</p>" } ?? ""
     }
 
     /// Sign in to the account area.
-    static func signIn(csrf: String, email: String?, error: String?, notice text: String? = nil, status: Int = 200, cookies: [String] = [])
-        -> HTTPResponse
-    {
-        Pages.page(
+    static func signIn(
+        csrf: String, email: String?, error: String?, invalid: Set<String> = [], notice text: String? = nil, status: Int = 200,
+        cookies: [String] = []
+    ) -> HTTPResponse {
+        let emailInput = Pages.input(
+            id: "email", name: "email", label: "Email", type: "email", autocomplete: "username", value: email ?? "",
+            invalid: invalid.contains("email"))
+        let passwordInput = Pages.input(
+            id: "password", name: "password", label: "Password", type: "password", autocomplete: "current-password",
+            invalid: invalid.contains("password"))
+        return Pages.page(
             title: "Sign in to your ZevID account",
             body: """
                 <h1>Your ZevID account</h1>
                 \(notice(text))\(problem(error))
                 <form method="post" action="/account/signin">
                 <input type="hidden" name="csrf" value="\(HTML.escape(csrf))">
-                <label for="email">Email</label>
-                <input id="email" name="email" type="email" autocomplete="username" required value="\(HTML.escape(email ?? ""))">
-                <label for="password">Password</label>
-                <input id="password" name="password" type="password" autocomplete="current-password" required>
+                \(emailInput)
+                \(passwordInput)
                 <button type="submit">Sign in</button>
                 </form>
                 <p class="muted">No ZevID account? <a href="/account/signup">Create one</a>.</p>
@@ -36,10 +42,19 @@ enum AccountPages {
 
     /// The sign-up form. `requestID` carries a pending app sign-in to return to.
     static func signUp(
-        csrf: String, requestID: String?, email: String?, name: String?, error: String?, status: Int = 200, cookies: [String] = []
-    )
-        -> HTTPResponse
-    {
+        csrf: String, requestID: String?, email: String?, name: String?, error: String?, invalid: Set<String> = [], status: Int = 200,
+        cookies: [String] = []
+    ) -> HTTPResponse {
+        let nameInput = Pages.input(
+            id: "name", name: "name", label: "Name", type: "text", autocomplete: "name", value: name ?? "",
+            invalid: invalid.contains("name"))
+        let emailInput = Pages.input(
+            id: "email", name: "email", label: "Email", type: "email", autocomplete: "username", value: email ?? "",
+            invalid: invalid.contains("email"))
+        let passwordInput = Pages.input(
+            id: "password", name: "password", label: "Password", type: "password", autocomplete: "new-password",
+            hint: "At least 10 characters. A long phrase is easiest to remember.", attributes: "required minlength=\"10\"",
+            invalid: invalid.contains("password"))
         let request = requestID.map { "<input type=\"hidden\" name=\"request\" value=\"\(HTML.escape($0))\">" } ?? ""
         return Pages.page(
             title: "Create your ZevID account",
@@ -49,13 +64,9 @@ enum AccountPages {
                 <form method="post" action="/account/signup">
                 <input type="hidden" name="csrf" value="\(HTML.escape(csrf))">
                 \(request)
-                <label for="name">Name</label>
-                <input id="name" name="name" type="text" autocomplete="name" required value="\(HTML.escape(name ?? ""))">
-                <label for="email">Email</label>
-                <input id="email" name="email" type="email" autocomplete="username" required value="\(HTML.escape(email ?? ""))">
-                <label for="password">Password</label>
-                <input id="password" name="password" type="password" autocomplete="new-password" required minlength="10">
-                <p class="muted">At least 10 characters. A long phrase is easiest to remember.</p>
+                \(nameInput)
+                \(emailInput)
+                \(passwordInput)
                 <button type="submit">Create account</button>
                 </form>
                 """, status: status, cookies: cookies)
@@ -78,7 +89,7 @@ enum AccountPages {
     /// The account page: connected apps (Remove), sign out, sign out everywhere, change password, TOTP.
     static func account(
         user: UserRecord, csrf: String, apps: [ConnectedApp], totpEnabled: Bool, recoveryCodesLeft: Int, notice text: String?,
-        error: String?, status: Int = 200, cookies: [String] = []
+        error: String?, invalid: Set<String> = [], status: Int = 200, cookies: [String] = []
     ) -> HTTPResponse {
         let hidden = "<input type=\"hidden\" name=\"csrf\" value=\"\(HTML.escape(csrf))\">"
         let appList =
@@ -102,6 +113,13 @@ enum AccountPages {
             <p>Two-step verification is off. Turn it on to ask for a code from an authenticator app when you sign in.</p>
             <form method="post" action="/account/totp/start">\(hidden)<button type="submit">Set up two-step verification</button></form>
             """
+        let currentInput = Pages.input(
+            id: "current", name: "current_password", label: "Current password", type: "password", autocomplete: "current-password",
+            invalid: invalid.contains("current"))
+        let newInput = Pages.input(
+            id: "new", name: "new_password", label: "New password", type: "password", autocomplete: "new-password",
+            hint: "At least 10 characters. Changing it signs you out of every app and browser, except this browser.",
+            attributes: "required minlength=\"10\"", invalid: invalid.contains("new"))
         return Pages.page(
             title: "Your ZevID account",
             body: """
@@ -114,11 +132,8 @@ enum AccountPages {
                 \(twoStep)
                 <h2>Change password</h2>
                 <form method="post" action="/account/password">\(hidden)
-                <label for="current">Current password</label>
-                <input id="current" name="current_password" type="password" autocomplete="current-password" required>
-                <label for="new">New password</label>
-                <input id="new" name="new_password" type="password" autocomplete="new-password" required minlength="10">
-                <p class="muted">Changing it signs you out of every app and browser, except this browser.</p>
+                \(currentInput)
+                \(newInput)
                 <button type="submit">Change password</button>
                 </form>
                 <h2>Sign out</h2>
@@ -127,11 +142,22 @@ enum AccountPages {
                 <p class="muted">Apps you signed in to from this browser are signed out too.</p>
                 <form method="post" action="/account/signout-everywhere">\(hidden)
                 <button type="submit" class="secondary">Sign out everywhere</button></form>
+                \(closeAccount(hidden: hidden, totpEnabled: totpEnabled, invalid: invalid))
                 """, status: status, cookies: cookies)
     }
 
-    /// TOTP enrolment: the `otpauth://` URI as a link, the secret as selectable text, and the code form.
+    /// The accessible name of the enrolment page's QR code.
+    static let qrLabel = "QR code to scan with your authenticator app"
+
+    /// TOTP enrolment (docs/protocol.md#totp-enrolment): the `otpauth://` URI as a QR code (an inline SVG
+    /// drawn from libqrencode's matrix, so the page's CSP needs no image source), as a link that opens the
+    /// authenticator on this phone, the key in groups of four as selectable text, and the code form.
     static func enrolTOTP(csrf: String, uri: String, secretBase32: String, error: String?, status: Int = 200) -> HTTPResponse {
+        // The URI is ASCII and about 120 bytes: far below what a QR code holds, so there is always a symbol.
+        let qr = QRCode(uri).map { $0.svg(label: qrLabel).replacingOccurrences(of: "<svg ", with: "<svg class=\"qr\" ") } ?? ""
+        let codeInput = Pages.input(
+            id: "code", name: "code", label: "Enter the 6-digit code the app shows", type: "text", autocomplete: "one-time-code",
+            attributes: "required inputmode=\"numeric\" pattern=\"[0-9 ]{6,7}\"", invalid: error != nil)
         let grouped = stride(from: 0, to: secretBase32.count, by: 4).map { offset -> String in
             let start = secretBase32.index(secretBase32.startIndex, offsetBy: offset)
             let end = secretBase32.index(start, offsetBy: min(4, secretBase32.count - offset))
@@ -142,14 +168,15 @@ enum AccountPages {
             body: """
                 <h1>Set up two-step verification</h1>
                 \(problem(error))
-                <p>On this phone, <a href="\(HTML.escape(uri))">open your authenticator app</a>. Or add an account
-                in the app by hand with this key:</p>
+                <p>Scan this QR code with your authenticator app.</p>
+                \(qr)
+                <p>On this phone? <a href="\(HTML.escape(uri))">Open your authenticator app</a>.</p>
+                <p>Or add an account in the app by hand with this key:</p>
                 <p><code class="secret">\(HTML.escape(grouped))</code></p>
                 <p class="muted">Time-based, 6 digits, every 30 seconds.</p>
                 <form method="post" action="/account/totp/confirm">
                 <input type="hidden" name="csrf" value="\(HTML.escape(csrf))">
-                <label for="code">Enter the 6-digit code the app shows</label>
-                <input id="code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" required pattern="[0-9 ]{6,7}">
+                \(codeInput)
                 <button type="submit">Turn on</button>
                 </form>
                 """, status: status)
@@ -170,8 +197,13 @@ enum AccountPages {
     }
 
     /// The second-factor form of a sign-in.
-    static func mfa(challengeID: String, csrf: String, error: String?, status: Int = 200) -> HTTPResponse {
-        Pages.page(
+    /// - Parameter invalid: whether `error` says the code was wrong (the input is marked `aria-invalid`).
+    static func mfa(challengeID: String, csrf: String, error: String?, invalid: Bool = false, status: Int = 200) -> HTTPResponse {
+        let codeInput = Pages.input(
+            id: "code", name: "code", label: "Code from your authenticator app", type: "text", autocomplete: "one-time-code",
+            hint: "Lost your phone? Enter one of your recovery codes instead.", attributes: "required inputmode=\"numeric\"",
+            invalid: invalid)
+        return Pages.page(
             title: "Two-step verification",
             body: """
                 <h1>Two-step verification</h1>
@@ -179,22 +211,52 @@ enum AccountPages {
                 <form method="post" action="\(MFAFlow.path)">
                 <input type="hidden" name="challenge" value="\(HTML.escape(challengeID))">
                 <input type="hidden" name="csrf" value="\(HTML.escape(csrf))">
-                <label for="code">Code from your authenticator app</label>
-                <input id="code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" required>
-                <p class="muted">Lost your phone? Enter one of your recovery codes instead.</p>
+                \(codeInput)
                 <button type="submit">Verify</button>
                 </form>
                 """, status: status)
     }
 
-    /// A problem on an account page (not a sign-in).
-    static func error(status: Int, message: String) -> HTTPResponse {
+    /// A problem on an account page (not a sign-in): `message` says what happened; the page offers the
+    /// way back to the account page.
+    static func error(status: Int, message: String, code: String = "invalid_request") -> HTTPResponse {
+        Pages.error(
+            status: status, PersonFacingError(headline: message, advice: "Go back to your account and try again."), code: code,
+            back: ("/account", "Back to your account"))
+    }
+
+    /// The "Close your account" form of the account page (docs/protocol.md#closing-an-account): the
+    /// password, and the TOTP or a recovery code when enrolled.
+    static func closeAccount(hidden: String, totpEnabled: Bool, invalid: Set<String>) -> String {
+        let password = Pages.input(
+            id: "close-password", name: "password", label: "Your password", type: "password", autocomplete: "current-password",
+            invalid: invalid.contains("close-password"))
+        let code =
+            totpEnabled
+            ? "\n"
+                + Pages.input(
+                    id: "close-code", name: "code", label: "Code from your authenticator app", type: "text",
+                    autocomplete: "one-time-code", hint: "Or one of your recovery codes.", attributes: "required inputmode=\"numeric\"",
+                    invalid: invalid.contains("close-code"))
+            : ""
+        return """
+            <h2>Close your account</h2>
+            <p class="muted">Closing your ZevID account signs you out of every app and browser, and you can no longer sign in \
+            with it. This cannot be undone.</p>
+            <form method="post" action="/account/close">\(hidden)
+            \(password)\(code)
+            <button type="submit" class="secondary">Close my account</button>
+            </form>
+            """
+    }
+
+    /// What a closed account's browser sees after closing it.
+    static func closed() -> HTTPResponse {
         Pages.page(
-            title: "Account problem",
+            title: "Your account is closed",
             body: """
-                <h1>That didn't work</h1>
-                <p class="error" role="alert">\(HTML.escape(message))</p>
-                <a class="button" href="/account">Back to your account</a>
-                """, status: status)
+                <h1>Your account is closed</h1>
+                <p role="status">Your ZevID account is closed and every app and browser is signed out.</p>
+                """)
     }
 }

@@ -171,20 +171,24 @@ enum ErrorRenderer {
         }
         return response(
             status: status, code: wireCode(answer, at: place).rawValue, description: wireDescription(answer, at: place),
-            headers: headers(answer, status: status, at: place), format: place.format)
+            headers: headers(answer, status: status, at: place), format: place.format, productCode: answer.code.rawValue)
     }
 
     /// Writes an error body or page with everything already decided. `render` is the entry that decides;
     /// this one also serves `Wire.error(_: OAuthError…)`, whose error carries its own status.
-    static func response(status: Int, code: String, description: String, headers: [(String, String)], format: ErrorPlace.Format)
-        -> HTTPResponse
-    {
+    /// `productCode` picks a page's person-facing words (docs/protocol.md#error-pages) when the wire
+    /// spelling is the RFC one; nil means `code` itself.
+    static func response(
+        status: Int, code: String, description: String, headers: [(String, String)], format: ErrorPlace.Format,
+        productCode: String? = nil
+    ) -> HTTPResponse {
         var response: HTTPResponse
         switch format {
         case .json:
             response = Wire.json(status: status, ErrorBody(error: code, description: description))
         case .page:
-            response = Pages.error(status: status, code: code, message: description)
+            response = Pages.error(
+                status: status, PersonFacingErrors.explanation(forWire: productCode ?? code), code: code, detail: description)
         }
         for (name, value) in headers { response.headers.set(name, value) }
         return response

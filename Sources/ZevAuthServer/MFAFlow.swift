@@ -20,19 +20,16 @@ struct MFAFlow: Sendable {
 
     private var challenges: MFAChallenge { MFAChallenge(store: context.accounts.mfaChallenges, secrets: context.secrets) }
 
-    private static let overMessage = "This sign-in has expired or was already completed."
-
     /// Loads a live challenge that belongs to this browser, or the page to answer instead.
     private func load(_ id: String?, _ request: HTTPRequest) throws -> Result<Loaded, Stop> {
         let binding = context.cookie(.binding, in: request)
         switch try challenges.load(id: id, binding: binding, now: context.clock.now()) {
         case .failure(.unknown):
-            return .failure(Stop(Pages.error(status: 400, code: "invalid_request", message: "This sign-in link is not valid.")))
+            return .failure(Stop(Pages.error(status: 400, PersonFacingErrors.linkNotValid, code: "invalid_request")))
         case .failure(.over):
-            return .failure(Stop(Pages.error(status: 400, code: "invalid_request", message: Self.overMessage)))
+            return .failure(Stop(Pages.error(status: 400, PersonFacingErrors.signInOver, code: "invalid_request")))
         case .failure(.otherBrowser):
-            return .failure(
-                Stop(Pages.error(status: 400, code: "invalid_request", message: "This sign-in was started in another browser.")))
+            return .failure(Stop(Pages.error(status: 400, PersonFacingErrors.otherBrowser, code: "invalid_request")))
         case .success(let challenge):
             // `load` succeeded, so the browser sent its binding cookie.
             let key = Array((binding ?? "").utf8)
@@ -65,26 +62,26 @@ struct MFAFlow: Sendable {
         case .success(let value): loaded = value
         }
         guard AccountForms.csrfMatches(form["csrf"], loaded.csrf) else { return AccountForms.expiredForm }
-        let page = { (message: String, status: Int) in
-            AccountPages.mfa(challengeID: loaded.challenge.id, csrf: loaded.csrf, error: message, status: status)
+        let page = { (message: String, status: Int, invalid: Bool) in
+            AccountPages.mfa(challengeID: loaded.challenge.id, csrf: loaded.csrf, error: message, invalid: invalid, status: status)
         }
         switch try AccountSecurity(context: context).verifySecondFactor(userID: loaded.challenge.userID, input: form["code"] ?? "") {
         case .limited(let seconds):
             context.metrics.signIn(.secondFactor, .rateLimited)
-            var response = page(RateLimiter.pageMessage(retryAfterSeconds: seconds), 429)
+            var response = page(RateLimiter.pageMessage(retryAfterSeconds: seconds), 429, false)
             response.headers.set("Retry-After", String(seconds))
             return response
         case .unavailable:
             context.metrics.signIn(.secondFactor, .unavailable)
-            return page("Two-step verification is not available right now. Try again later, or use a recovery code.", 503)
+            return page("Two-step verification is not available right now. Try again later, or use a recovery code.", 503, false)
         case .rejected:
             context.metrics.signIn(.secondFactor, .invalidCredentials)
-            return page("That code is not right. Enter the current code from your app, or an unused recovery code.", 401)
+            return page("That code is not right. Enter the current code from your app, or an unused recovery code.", 401, true)
         case .accepted:
             break
         }
         guard let completed = try challenges.complete(loaded.challenge, now: context.clock.now()) else {
-            return Pages.error(status: 400, code: "invalid_request", message: Self.overMessage)
+            return Pages.error(status: 400, PersonFacingErrors.signInOver, code: "invalid_request")
         }
         let cookie = context.setCookie(.session, completed.token, maxAge: AccountRules.browserSessionCookieSeconds)
         context.metrics.signIn(.secondFactor, .ok)
@@ -111,9 +108,7 @@ enum AccountForms {
 
     /// The answer to a form body that does not decode (`fields(_:)` nil): 400 `invalid_request`.
     static var unreadableForm: HTTPResponse {
-        Pages.error(
-            status: 400, code: "invalid_request",
-            message: "The form could not be read: it holds a character no field accepts. Go back and try again.")
+        Pages.error(status: 400, PersonFacingErrors.unreadableForm, code: "invalid_request")
     }
 
     /// One query parameter's decoded value.
@@ -128,6 +123,6 @@ enum AccountForms {
     }
 
     static var expiredForm: HTTPResponse {
-        Pages.error(status: 403, code: "invalid_request", message: "This form expired. Go back and try again.")
+        Pages.error(status: 403, PersonFacingErrors.formExpired, code: "invalid_request")
     }
 }

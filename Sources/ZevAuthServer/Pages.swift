@@ -1,25 +1,72 @@
+import Authorize
 import Encoding
 import HTTPServer
 
 /// The hosted pages, rendered by the server: every interpolated value goes through `HTML.escape`, forms
 /// carry a CSRF token, and the one stylesheet is served by this server (no third-party assets).
+/// Every page meets WCAG 2.2 AA (docs/protocol.md#page-accessibility): the palette's contrast ratios are
+/// tested, every input has a label, and an error names the fields it concerns through `aria-invalid` and
+/// `aria-describedby`.
 enum Pages {
     static let stylesheetPath = "/assets/zevauth.css"
 
+    /// The colours of the one stylesheet, in one place, so their contrast ratios can be tested
+    /// (WCAG 2.2 SC 1.4.3: 4.5:1 for text; SC 1.4.11: 3:1 for input borders and the focus ring).
+    enum Palette {
+        /// The page behind the card.
+        static let background = "#f4f5f7"
+        /// The card, inputs and anything on it.
+        static let surface = "#ffffff"
+        /// Body text.
+        static let text = "#1b1d21"
+        /// Secondary text (hints, the account's address).
+        static let muted = "#5b616b"
+        /// Primary buttons' background, links, and the focus ring.
+        static let accent = "#2251d1"
+        /// Text on an accent background.
+        static let onAccent = "#ffffff"
+        /// A secondary button's background.
+        static let secondary = "#e3e6ec"
+        /// Input borders and a secondary button's border.
+        static let border = "#6b717b"
+        /// An error's background.
+        static let errorBackground = "#fde8e8"
+        /// An error's text.
+        static let errorText = "#8a1c1c"
+        /// The border of an input marked `aria-invalid`.
+        static let invalidBorder = "#b3261e"
+    }
+
+    /// The one stylesheet of the hosted pages. Reflows down to 320 CSS pixels wide without horizontal
+    /// scrolling (WCAG 2.2 SC 1.4.10): one column, long words and keys wrap.
     static let stylesheet = """
-        *{box-sizing:border-box}body{margin:0;font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;\
-        background:#f4f5f7;color:#1b1d21}main{max-width:26rem;margin:0 auto;padding:2rem 1.25rem}\
-        h1{font-size:1.4rem;margin:0 0 1rem}p{margin:.5rem 0 1rem}label{display:block;font-weight:600;margin:.75rem 0 .25rem}\
-        input[type=email],input[type=password],input[type=text]{width:100%;padding:.7rem;font-size:1rem;border:1px solid #b8bcc4;border-radius:.5rem}\
-        button,.button{display:block;width:100%;margin-top:1.25rem;padding:.8rem;font-size:1rem;font-weight:600;border:0;\
-        border-radius:.5rem;background:#2251d1;color:#fff;text-align:center;text-decoration:none;cursor:pointer}\
-        button.secondary{background:#e3e6ec;color:#1b1d21}.error{background:#fde8e8;color:#8a1c1c;padding:.75rem;border-radius:.5rem}\
-        .card{background:#fff;border-radius:.75rem;padding:1.5rem;box-shadow:0 1px 3px rgba(0,0,0,.08)}.muted{color:#5b616b;font-size:.9rem}\
-        h2{font-size:1.1rem;margin:1.75rem 0 .5rem}.secret{user-select:all;-webkit-user-select:all;word-break:break-all;font-size:1.1rem}\
-        .codes{padding-left:1.25rem;font-family:ui-monospace,monospace}
+        *{box-sizing:border-box}html{-webkit-text-size-adjust:100%}\
+        body{margin:0;font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;\
+        background:\(Palette.background);color:\(Palette.text);overflow-wrap:anywhere}\
+        main{max-width:26rem;margin:0 auto;padding:2rem 1rem}\
+        h1{font-size:1.4rem;margin:0 0 1rem}p{margin:.5rem 0 1rem}\
+        a{color:\(Palette.accent)}label{display:block;font-weight:600;margin:.75rem 0 .25rem}\
+        input[type=email],input[type=password],input[type=text]{width:100%;max-width:100%;padding:.7rem;font-size:1rem;\
+        color:\(Palette.text);background:\(Palette.surface);border:1px solid \(Palette.border);border-radius:.5rem}\
+        input[aria-invalid=true]{border:2px solid \(Palette.invalidBorder)}\
+        :focus-visible{outline:3px solid \(Palette.accent);outline-offset:2px}\
+        input:focus{outline:3px solid \(Palette.accent);outline-offset:2px}\
+        button,.button{display:block;width:100%;margin-top:1.25rem;padding:.8rem;font-size:1rem;font-weight:600;\
+        border:1px solid \(Palette.accent);border-radius:.5rem;background:\(Palette.accent);color:\(Palette.onAccent);\
+        text-align:center;text-decoration:none;cursor:pointer}\
+        button.secondary{background:\(Palette.secondary);color:\(Palette.text);border-color:\(Palette.border)}\
+        .error{background:\(Palette.errorBackground);color:\(Palette.errorText);padding:.75rem;border-radius:.5rem}\
+        .card{background:\(Palette.surface);border-radius:.75rem;padding:1.5rem 1.25rem;box-shadow:0 1px 3px rgba(0,0,0,.08)}\
+        .muted,.hint{color:\(Palette.muted);font-size:.9rem}.hint{margin:.25rem 0 .5rem}\
+        h2{font-size:1.1rem;margin:1.75rem 0 .5rem}\
+        .secret{user-select:all;-webkit-user-select:all;word-break:break-all;font-size:1.1rem;font-family:ui-monospace,monospace}\
+        .codes{padding-left:1.25rem;font-family:ui-monospace,monospace}\
+        .qr{display:block;width:100%;max-width:15rem;height:auto;margin:0 auto 1rem}\
+        details{margin-top:1.5rem;border-top:1px solid \(Palette.border);padding-top:.75rem}\
+        summary{cursor:pointer;color:\(Palette.accent);font-weight:600}details p{color:\(Palette.muted);font-size:.9rem}
         """
 
-    /// A complete page around `body` (already escaped HTML).
+    /// A complete page around `body` (already escaped HTML), in English (`lang="en"`).
     static func page(title: String, body: String, status: Int = 200, cookies: [String] = []) -> HTTPResponse {
         let html = """
             <!doctype html>
@@ -36,24 +83,63 @@ enum Pages {
         return HTTPResponse(status: status, headers: headers, body: Array(html.utf8))
     }
 
+    // MARK: Forms
+
+    /// The id of a form's one error message, which the inputs it concerns name in `aria-describedby`.
+    static let formErrorID = "form-error"
+
+    /// A form's error message (`role="alert"`, id `formErrorID`), or nothing.
+    static func formError(_ text: String?) -> String {
+        text.map { "<p class=\"error\" id=\"\(formErrorID)\" role=\"alert\">\(HTML.escape($0))</p>" } ?? ""
+    }
+
+    /// A labelled input (WCAG 2.2 SC 1.3.1, 3.3.2): `<label for>`, the input, and an optional hint
+    /// tied to it by `aria-describedby`. When `invalid`, the input carries `aria-invalid="true"` and
+    /// also names the form's error message (SC 3.3.1).
+    /// - Parameters:
+    ///   - attributes: further attributes, already HTML (`required`, `minlength="10"`…).
+    static func input(
+        id: String, name: String, label: String, type: String, autocomplete: String, value: String? = nil, hint: String? = nil,
+        attributes: String = "required", invalid: Bool = false
+    ) -> String {
+        var describedBy: [String] = []
+        if hint != nil { describedBy.append("\(id)-hint") }
+        if invalid { describedBy.append(formErrorID) }
+        var html = "<label for=\"\(id)\">\(HTML.escape(label))</label>\n"
+        html += "<input id=\"\(id)\" name=\"\(name)\" type=\"\(type)\" autocomplete=\"\(autocomplete)\" \(attributes)"
+        if let value { html += " value=\"\(HTML.escape(value))\"" }
+        if !describedBy.isEmpty { html += " aria-describedby=\"\(describedBy.joined(separator: " "))\"" }
+        if invalid { html += " aria-invalid=\"true\"" }
+        html += ">"
+        if let hint { html += "\n<p class=\"hint\" id=\"\(id)-hint\">\(HTML.escape(hint))</p>" }
+        return html
+    }
+
+    // MARK: Sign-in round trip
+
     /// The sign-in form (email and password), posting to `/v1/auth/zevid/signin`.
+    /// - Parameter invalid: the fields `error` concerns (`email`, `password`), marked `aria-invalid`.
     static func signIn(
-        requestID: String, csrf: String, appName: String, email: String?, error: String?, status: Int = 200, cookies: [String] = []
+        requestID: String, csrf: String, appName: String, email: String?, error: String?, invalid: Set<String> = [],
+        status: Int = 200, cookies: [String] = []
     ) -> HTTPResponse {
-        let problem = error.map { "<p class=\"error\" role=\"alert\">\(HTML.escape($0))</p>" } ?? ""
+        let emailInput = input(
+            id: "email", name: "email", label: "Email", type: "email", autocomplete: "username", value: email ?? "",
+            invalid: invalid.contains("email"))
+        let passwordInput = input(
+            id: "password", name: "password", label: "Password", type: "password", autocomplete: "current-password",
+            invalid: invalid.contains("password"))
         return page(
             title: "Sign in with ZevID",
             body: """
                 <h1>Sign in with ZevID</h1>
                 <p class="muted">to continue to \(HTML.escape(appName))</p>
-                \(problem)
+                \(formError(error))
                 <form method="post" action="/v1/auth/zevid/signin">
                 <input type="hidden" name="request" value="\(HTML.escape(requestID))">
                 <input type="hidden" name="csrf" value="\(HTML.escape(csrf))">
-                <label for="email">Email</label>
-                <input id="email" name="email" type="email" autocomplete="username" required value="\(HTML.escape(email ?? ""))">
-                <label for="password">Password</label>
-                <input id="password" name="password" type="password" autocomplete="current-password" required>
+                \(emailInput)
+                \(passwordInput)
                 <button type="submit">Sign in</button>
                 </form>
                 <p class="muted">No ZevID account? <a href="/account/signup?request=\(HTML.escape(requestID))">Create one</a>.</p>
@@ -78,25 +164,63 @@ enum Pages {
 
     /// "Return to the app": one button to a redirect that would open an app, for when the current page has
     /// no user gesture (Chrome Custom Tabs refuse to open an app without one; docs/protocol.md#redirected-error,
-    /// docs/protocol.md#remembered-consent).
-    static func returnToApp(location: String, appName: String, isError: Bool) -> HTTPResponse {
-        page(
+    /// docs/protocol.md#remembered-consent). For a redirected error, `errorCode` picks the person-facing
+    /// words from `PersonFacingErrors`; the code itself travels in the redirect.
+    static func returnToApp(location: String, appName: String, isError: Bool, errorCode: OAuthErrorCode? = nil) -> HTTPResponse {
+        let heading: String
+        let advice: String
+        if isError {
+            heading = errorCode.map { PersonFacingErrors.explanation(for: $0).headline } ?? "Something went wrong."
+            advice = "Return to \(appName) to try again."
+        } else {
+            heading = "You're signed in"
+            advice = "Return to \(appName) to continue."
+        }
+        return page(
             title: "Return to the app",
             body: """
-                <h1>\(isError ? "Something went wrong" : "You're signed in")</h1>
-                <p>\(isError ? "Return to \(HTML.escape(appName)) to try again." : "Return to \(HTML.escape(appName)) to continue.")</p>
+                <h1>\(HTML.escape(heading))</h1>
+                <p>\(HTML.escape(advice))</p>
                 <a class="button" href="\(HTML.escape(location))">Return to the app</a>
                 """)
     }
 
-    /// An error shown to the person (never redirected): what happened and what to do.
-    static func error(status: Int, code: String, message: String) -> HTTPResponse {
-        page(
-            title: "Sign-in problem",
+    // MARK: Error pages
+
+    /// An error page (docs/protocol.md#error-pages): the heading says what happened, the first paragraph
+    /// what to do, and a closed `<details>` "Details for the app's developer" holds the standard `error`
+    /// code and the developer's description, which may name parameters; nothing outside it does.
+    /// - Parameters:
+    ///   - problem: the person-facing words.
+    ///   - code: the `error` value as on the wire.
+    ///   - detail: the developer's description (`error_description`), or nil.
+    ///   - back: a link to offer (`href`, text), e.g. back to the account page.
+    static func error(status: Int, _ problem: PersonFacingError, code: String, detail: String? = nil, back: (String, String)? = nil)
+        -> HTTPResponse
+    {
+        let link = back.map { "<a class=\"button\" href=\"\(HTML.escape($0.0))\">\(HTML.escape($0.1))</a>" } ?? ""
+        let description = detail.map { "\n<p>\(HTML.escape($0))</p>" } ?? ""
+        return page(
+            title: problem.headline,
             body: """
-                <h1>This sign-in can't continue</h1>
-                <p class="error" role="alert">\(HTML.escape(message))</p>
-                <p class="muted">Error code: <code>\(HTML.escape(code))</code>. Return to the app and start again.</p>
+                <h1>\(HTML.escape(problem.headline))</h1>
+                <p role="alert">\(HTML.escape(problem.advice))</p>
+                \(link)
+                <details><summary>Details for the app's developer</summary>
+                <p>Error code: <code>\(HTML.escape(code))</code></p>\(description)
+                </details>
                 """, status: status)
+    }
+
+    /// An OAuth error shown to the person: the words come from `PersonFacingErrors`'s table by the product
+    /// `code`; `wireCode` (the RFC spelling on `/oauth2`) and `description` go into the disclosure.
+    static func error(status: Int, code: OAuthErrorCode, wireCode: String, description: String) -> HTTPResponse {
+        error(status: status, PersonFacingErrors.explanation(for: code), code: wireCode, detail: description)
+    }
+
+    /// An error page whose `message` is already a sentence for the person (what happened); the advice is
+    /// the table's for `code`'s fallback. Prefer `error(status:_:code:detail:back:)` with a named situation.
+    static func error(status: Int, code: String, message: String) -> HTTPResponse {
+        error(status: status, PersonFacingError(headline: message, advice: PersonFacingErrors.fallback.advice), code: code)
     }
 }

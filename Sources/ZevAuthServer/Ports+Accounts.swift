@@ -36,6 +36,8 @@ public struct AccountsPorts: Sendable {
     public var findUser: any FindUserStore
     /// The security notices queued for accounts' addresses (docs/protocol.md, "Security notices").
     public var notices: any SecurityNotices = UnqueuedNotices()
+    /// `ResetMFA` (the operator's MFA reset); `StoreUnavailable` until a store is given.
+    public var mfaReset: any ResetMFAStore = UnconfiguredMFAReset()
 
     /// Every port answering `StoreUnavailable`, for contexts built without this area (their requests answer 503).
     public init() {
@@ -79,6 +81,7 @@ public struct AccountsPorts: Sendable {
         mfaChallenges = store.mfa
         closeUser = accounts
         findUser = accounts
+        mfaReset = accounts
     }
 }
 
@@ -114,6 +117,13 @@ struct UnconfiguredAccounts: AllAccountStores {
     func mfaChallenge(id: String) throws -> MFAChallengeRecord? { throw unavailable() }
     func completeMFAChallenge(id: String, browserSessionTokenHash: String, now: Date) throws -> String? { throw unavailable() }
     func closeUser(id: String, now: Date) throws -> (UserRecord, Date)? { throw unavailable() }
+}
+
+/// The MFA reset of a context built without accounts: `StoreUnavailable`.
+struct UnconfiguredMFAReset: ResetMFAStore {
+    func resetMFA(userID: String, now: Date) throws -> (user: UserRecord, hadFactor: Bool)? {
+        throw StoreUnavailable(reason: "accounts_not_configured")
+    }
 }
 
 /// Notices with no mail queue behind them: nothing is sent. The composition replaces it with the

@@ -16,8 +16,12 @@ extension Routes {
         add("POST", "/account/password") { request, _ in try accounts.changePassword(request) }
         add("POST", "/account/totp/start") { request, _ in try accounts.startTOTP(request) }
         add("POST", "/account/totp/confirm") { request, _ in try accounts.confirmTOTP(request) }
+        add("POST", "/account/close") { request, _ in try accounts.closeAccount(request) }
         add("GET", MFAFlow.path) { request, _ in try mfa.page(request) }
         add("POST", MFAFlow.path) { request, _ in try mfa.submit(request) }
         add("POST", "/v1/admin/users/{id}/close") { request, parameters in try accounts.closeUser(request, id: parameters["id"] ?? "") }
+        add("POST", "/v1/admin/users/{id}/mfa/reset") { request, parameters in
+            try accounts.resetMFA(request, id: parameters["id"] ?? "")
+        }
     }
 }

@@ -101,12 +101,12 @@ struct SignInFlow: Sendable {
             context.metrics.signIn(.password, .invalidCredentials)
             return Pages.signIn(
                 requestID: pending.record.id, csrf: pending.csrf, appName: pending.environment.projectName,
-                email: email, error: Self.genericCredentialsMessage, status: 401)
+                email: email, error: Self.genericCredentialsMessage, invalid: ["email", "password"], status: 401)
         case .invalidEmail:
             context.metrics.signIn(.password, .invalidRequest)
             return Pages.signIn(
                 requestID: pending.record.id, csrf: pending.csrf, appName: pending.environment.projectName,
-                email: email, error: Self.invalidEmailMessage, status: 400)
+                email: email, error: Self.invalidEmailMessage, invalid: ["email"], status: 400)
         case .ok(let found):
             user = found
         }
@@ -185,7 +185,7 @@ struct SignInFlow: Sendable {
         case "deny":
             // One outcome per sign-in: a concurrent Continue (or a second Cancel) that completed it first wins.
             guard try consent.deny(requestID: pending.record.id, now: context.clock.now()) else {
-                return Pages.error(status: 400, code: "invalid_request", message: "This sign-in has expired or was already completed.")
+                return Pages.error(status: 400, PersonFacingErrors.signInOver, code: "invalid_request")
             }
             let base = pending.record.redirect
             guard let state = OAuthState(decoded: pending.record.state) else {
@@ -196,7 +196,7 @@ struct SignInFlow: Sendable {
                 to: base, state: state, appName: pending.environment.projectName, heldForGesture: false,
                 surface: pending.record.standardEndpoint ? .standard(.authorize) : .zevAuth)
         default:
-            return Pages.error(status: 400, code: "invalid_request", message: "Choose Continue or Cancel.")
+            return Pages.error(status: 400, PersonFacingErrors.noDecision, code: "invalid_request")
         }
     }
 
@@ -206,7 +206,7 @@ struct SignInFlow: Sendable {
             let code = try consent.allow(
                 requestID: pending.record.id, redirect: base, browserSessionID: session.id, now: context.clock.now())
         else {
-            return Pages.error(status: 400, code: "invalid_request", message: "This sign-in has expired or was already completed.")
+            return Pages.error(status: 400, PersonFacingErrors.signInOver, code: "invalid_request")
         }
         guard let state = OAuthState(decoded: pending.record.state) else {
             throw ServerFailure.inconsistent("stored state no longer valid")
@@ -238,7 +238,7 @@ struct SignInFlow: Sendable {
         let loaded = try loadPending(form["request"], request)
         guard case .ok(let pending) = loaded else { return loaded }
         guard let csrf = form["csrf"], Crypto.constantTimeEquals(Array(csrf.utf8), Array(pending.csrf.utf8)) else {
-            return .stop(Pages.error(status: 403, code: "invalid_request", message: "This form expired. Go back and try again."))
+            return .stop(Pages.error(status: 403, PersonFacingErrors.formExpired, code: "invalid_request"))
         }
         return loaded
     }
@@ -251,11 +251,11 @@ struct SignInFlow: Sendable {
         let environment: EnvironmentRecord
         switch loaded {
         case .unknown:
-            return .stop(Pages.error(status: 400, code: "invalid_request", message: "This sign-in link is not valid."))
+            return .stop(Pages.error(status: 400, PersonFacingErrors.linkNotValid, code: "invalid_request"))
         case .over:
-            return .stop(Pages.error(status: 400, code: "invalid_request", message: "This sign-in has expired or was already completed."))
+            return .stop(Pages.error(status: 400, PersonFacingErrors.signInOver, code: "invalid_request"))
         case .otherBrowser:
-            return .stop(Pages.error(status: 400, code: "invalid_request", message: "This sign-in was started in another browser."))
+            return .stop(Pages.error(status: 400, PersonFacingErrors.otherBrowser, code: "invalid_request"))
         case .live(let found, let foundEnvironment):
             record = found
             environment = foundEnvironment
@@ -284,7 +284,7 @@ struct SignInFlow: Sendable {
         let code = error.wireError(on: surface)
         let description = error.wireDescription(on: surface)
         if Wire.wantsJSON(request) { return Wire.error(error, wireCode: code, description: description) }
-        return Pages.error(status: error.status, code: code, message: description)
+        return Pages.error(status: error.status, code: error.code, wireCode: code, description: description)
     }
 
     /// An error after the redirect URI is trusted: 303 to a loopback; for an app (custom scheme or link)
@@ -295,7 +295,7 @@ struct SignInFlow: Sendable {
         let location = redirectLocation(
             base: base, parameters: errorRedirectParameters(error, state: state, issuer: context.configuration.issuer, surface: surface))
         if heldForGesture && base.kind != .loopback {
-            return Pages.returnToApp(location: location, appName: appName, isError: true)
+            return Pages.returnToApp(location: location, appName: appName, isError: true, errorCode: error.code)
         }
         return Wire.seeOther(location)
     }

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# The browser journeys (Tests/Browser/journeys.py) against a running demo server: Debian's Chromium and
+# chromedriver (/usr/bin/chromium, /usr/bin/chromedriver; never a downloaded browser or driver), Selenium,
+# zxing-cpp (to read the enrolment page's QR code), numpy and Pillow from PyPI in the project's venv.
+#   Tests/Browser/run.sh DEV_JSON [ARTIFACTS_DIR] [MAIL_DIR]
+# Prints "journey NAME: ok" per passing journey; exits non-zero when one fails. Screenshots (390 px and
+# 1280 px wide) go to ARTIFACTS_DIR, by default .build/browser-artifacts/.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+dev_json=$1
+artifacts=${2:-.build/browser-artifacts}
+mail_dir=${3:-}
+for binary in /usr/bin/chromium /usr/bin/chromedriver; do
+  [ -x "$binary" ] || { echo "browser journeys: $binary is missing (scripts/bootstrap.sh installs it)" >&2; exit 1; }
+done
+venv=.build/pyvenv
+[ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+"$venv/bin/pip" install -q --disable-pip-version-check selenium zxing-cpp numpy pillow
+rm -rf "$artifacts"
+mkdir -p "$artifacts"
+# Selenium Manager would try to download a driver; the Service names the system one, and this keeps it offline.
+export SE_OFFLINE=true
+exec "$venv/bin/python" Tests/Browser/journeys.py --dev-json "$dev_json" --artifacts "$artifacts" ${mail_dir:+--mail-dir "$mail_dir"}
