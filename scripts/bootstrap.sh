@@ -16,6 +16,7 @@ packages=(
   openssl               # tests: the throwaway CA for the local HTTPS server (FetchTests)
   python3               # tests: the local HTTPS server (FetchTests) and the outside client
   python3-venv          # the virtual environment for the authlib interoperability client
+  python3-cryptography  # tests: verify_signatures.py checks the server's RS256/ES256 signatures independently
 )
 
 missing=()

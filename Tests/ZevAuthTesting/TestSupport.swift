@@ -98,9 +98,11 @@ public final class TestServer: @unchecked Sendable {
     ///   - clock: a manual clock, or nil for the system clock.
     ///   - issuer: the issuer, else `http://127.0.0.1:<port>`.
     ///   - configure: changes to the configuration (rate limits default to `.generous`, an encryption key is set).
+    ///   - store: the database, else the shared test database (a suite that changes deployment-wide state,
+    ///     such as the signing keys, passes a store over a schema of its own).
     public init(
         live: Bool = false, clock: ManualClock? = nil, issuer: String? = nil,
-        configure: (inout ServerConfiguration) -> Void = { _ in }
+        configure: (inout ServerConfiguration) -> Void = { _ in }, store: PostgresStore? = nil
     ) throws {
         let log = CapturingLog()
         var server: HTTPServer?
@@ -117,7 +119,7 @@ public final class TestServer: @unchecked Sendable {
         configure(&configuration)
         configuration.issuer = issuer ?? "http://127.0.0.1:\(port)"
         let context = ServerContext(
-            configuration: configuration, store: PostgresStore(pool: TestDatabase.pool), clock: clock ?? SystemClock(),
+            configuration: configuration, store: store ?? PostgresStore(pool: TestDatabase.pool), clock: clock ?? SystemClock(),
             passwordHasher: testPasswordHasher, log: log)
         let app = ZevAuthApp(context: context)
         box.set(app)
