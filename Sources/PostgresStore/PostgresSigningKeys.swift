@@ -57,11 +57,16 @@ extension PostgresSigningKeys: SigningKeyStore {
         }
     }
 
-    /// One `INSERT … ON CONFLICT DO NOTHING`: the partial unique indexes keep one current and one next key
-    /// per algorithm, so concurrent first starts store one set.
-    public func addSigningKey(_ key: NewSigningKey, state: SigningKeyState, now: Date) throws -> Bool {
+    /// `INSERT … ON CONFLICT DO NOTHING` per key, in one transaction: the partial unique indexes keep one
+    /// current and one next key per algorithm (a concurrent insert waits for this transaction, then does
+    /// nothing), so instances starting together store one set and no reader sees half of it.
+    public func addSigningKeys(_ keys: [(key: NewSigningKey, state: SigningKeyState)], now: Date) throws -> Int {
         try PostgresEdge.run {
-            try pool.query(Self.insertSQL, Self.insertParameters(key, state: state, now: now)).rowsAffected == 1
+            try pool.transaction { connection in
+                try keys.reduce(0) { stored, entry in
+                    stored + (try connection.query(Self.insertSQL, Self.insertParameters(entry.key, state: entry.state, now: now)).rowsAffected)
+                }
+            }
         }
     }
 

@@ -18,11 +18,7 @@ struct SigningKeyHandlers: Sendable {
     /// `Cache-Control: public, max-age=300`.
     func jwks(_ request: HTTPRequest) throws -> HTTPResponse {
         guard let ring else { return Self.unavailable }
-        var keys = try ring.published()
-        if keys.isEmpty {
-            try ring.ensureKeys()
-            keys = try ring.published()
-        }
+        let keys = try ring.published()
         var writer = JSONWriter(capacity: 2048)
         writer.object { body in
             body.field("keys") { array in
@@ -55,7 +51,6 @@ struct SigningKeyHandlers: Sendable {
     func list(_ request: HTTPRequest) throws -> HTTPResponse {
         if let refusal = try refusal(request) { return refusal }
         guard let ring else { return Self.unavailable }
-        try ring.ensureKeys()
         // The operator sees the database as it is, not this instance's copy of a few seconds ago.
         ring.invalidate()
         return try listing(ring)

@@ -150,14 +150,24 @@ public final class SigningKeyRing: IDTokenSigner, IDTokenHintReader, @unchecked 
     /// The published keys (for the JWKS), read within the last few seconds.
     /// - Throws: `StoreUnavailable`.
     public func published() throws -> [SigningKeyRecord] {
-        SigningKeyPolicy.published(try keys(maxAge: Self.freshSeconds).records, now: clock.now())
+        SigningKeyPolicy.published(try completeKeys().records, now: clock.now())
+    }
+
+    /// The keys, made first when an algorithm lacks its current or next key (a fresh database, or a read
+    /// while another instance was storing the first set).
+    private func completeKeys() throws -> Snapshot {
+        let held = try keys(maxAge: Self.freshSeconds)
+        if SigningKeyPolicy.isComplete(held.records) || maker == nil { return held }
+        try ensureKeys()
+        return try keys(maxAge: 0)
     }
 
     /// Makes the missing current and next keys (the first `serve`, or after a database was emptied).
     /// - Throws: `StoreUnavailable` (reason `no_encryption_key` without `ZEVAUTH_ENCRYPTION_KEY`).
     public func ensureKeys() throws {
         guard let maker else { throw StoreUnavailable(reason: "no_encryption_key") }
-        if try EnsureSigningKeys(store: store, maker: maker)(now: clock.now()) > 0 { invalidate() }
+        try EnsureSigningKeys(store: store, maker: maker)(now: clock.now())
+        invalidate()
     }
 
     /// A new key of `algorithm`, generated and sealed but not stored (tests race the store with these).
@@ -171,11 +181,7 @@ public final class SigningKeyRing: IDTokenSigner, IDTokenHintReader, @unchecked 
 
     public func sign(claims: [UInt8], algorithm: SigningAlgorithm, now: Date) throws -> String {
         guard maker != nil else { throw StoreUnavailable(reason: "no_encryption_key") }
-        var held = try keys(maxAge: Self.freshSeconds)
-        if SigningKeyPolicy.current(held.records, algorithm: algorithm) == nil {
-            try ensureKeys()
-            held = try keys(maxAge: 0)
-        }
+        let held = try completeKeys()
         guard let record = SigningKeyPolicy.current(held.records, algorithm: algorithm), let key = held.opened[record.kid] else {
             throw StoreUnavailable(reason: "no_signing_keys")
         }

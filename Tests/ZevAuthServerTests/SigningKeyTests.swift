@@ -8,22 +8,6 @@ import Testing
 import ZevAuthServer
 import ZevAuthTesting
 
-/// A schema of its own with every migration applied, so rotating and revoking keys never change the keys
-/// the other suites sign with (the signing keys are deployment-wide).
-final class SigningKeySchema: Sendable {
-    let url: String
-    let pool: PostgresPool
-    var store: PostgresStore { PostgresStore(pool: pool) }
-
-    init() throws {
-        let name = "k_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
-        try TestDatabase.pool.query("CREATE SCHEMA \(name)")
-        url = TestDatabase.url + (TestDatabase.url.contains("?") ? "&" : "?") + "options=-csearch_path%3D\(name)"
-        pool = PostgresPool(url: url, size: 8, acquireTimeoutSeconds: 30)
-        _ = try Migrator(directory: TestDatabase.repositoryRoot + "/sql").apply(to: pool)
-    }
-}
-
 /// Claims of an ID token as the server would write them (the claims builder is another module's; these
 /// tests need only a well-formed payload).
 func idTokenClaims(issuer: String, subject: String = "usr_1", audience: String = "pk_test_1", issuedAt: Date, lifetime: Double = 3600)
@@ -52,8 +36,8 @@ func jwsHeader(_ compact: String) -> [String: Any] {
 @Suite(.serialized) struct SigningKeyTests {
     let operatorAuth = [("Authorization", "Bearer \(TestServer.operatorToken)")]
 
-    func server(live: Bool = false, clock: ManualClock? = nil) throws -> (TestServer, SigningKeySchema) {
-        let schema = try SigningKeySchema()
+    func server(live: Bool = false, clock: ManualClock? = nil) throws -> (TestServer, IsolatedSchema) {
+        let schema = try IsolatedSchema()
         return (try TestServer(live: live, clock: clock, store: schema.store), schema)
     }
 
@@ -190,7 +174,7 @@ func jwsHeader(_ compact: String) -> [String: Any] {
     }
 
     @Test func twoRotationsRacingOnTheRealDatabaseMakeExactlyOneRotation() throws {
-        let schema = try SigningKeySchema()
+        let schema = try IsolatedSchema()
         let clock = ManualClock()
         let server = try TestServer(clock: clock, store: schema.store)
         let before = try list(server)
@@ -264,10 +248,10 @@ func jwsHeader(_ compact: String) -> [String: Any] {
 /// error; an expired one it signed is still a hint (docs/protocol.md, "id_token_hint").
 @Suite struct IDTokenHintReaderTests {
     let server: TestServer
-    let schema: SigningKeySchema
+    let schema: IsolatedSchema
 
     init() throws {
-        schema = try SigningKeySchema()
+        schema = try IsolatedSchema()
         server = try TestServer(store: schema.store)
     }
 

@@ -95,6 +95,11 @@ public enum SigningKeyPolicy {
         keys.first { $0.algorithm == algorithm && $0.state == .current }
     }
 
+    /// Whether every algorithm has its current and its next key.
+    public static func isComplete(_ keys: [SigningKeyRecord]) -> Bool {
+        SigningAlgorithm.allCases.allSatisfy { missingStates(keys, algorithm: $0).isEmpty }
+    }
+
     /// The states missing for `algorithm` (a current and a next key must always exist).
     public static func missingStates(_ keys: [SigningKeyRecord], algorithm: SigningAlgorithm) -> [SigningKeyState] {
         [.current, .next].filter { state in !keys.contains { $0.algorithm == algorithm && $0.state == state } }
@@ -171,9 +176,10 @@ public protocol SigningKeyStore: Sendable {
     /// Every key that is not revoked and not gone at `now` (gone: retired past its `retiresAt`).
     /// - Throws: `StoreUnavailable`.
     func signingKeys(now: Date) throws -> [SigningKeyRecord]
-    /// Stores `key` in `state` (`current` or `next`) unless `key.algorithm` already has a key in that state
-    /// (another instance made one first). - Returns: whether it was stored.
-    func addSigningKey(_ key: NewSigningKey, state: SigningKeyState, now: Date) throws -> Bool
+    /// Stores each key in its state (`current` or `next`) unless its algorithm already has a key in that
+    /// state (another instance made one first), in one transaction, so no reader sees half a set.
+    /// - Returns: how many were stored.
+    func addSigningKeys(_ keys: [(key: NewSigningKey, state: SigningKeyState)], now: Date) throws -> Int
     /// Performs `steps` and stores `newNext` as next keys, all or nothing, only while each step's keys are
     /// still in the states the plan saw (row locks make two concurrent rotations one).
     /// - Returns: false when another rotation or a revocation changed the keys first (nothing written).
@@ -200,13 +206,11 @@ public struct EnsureSigningKeys: Sendable {
     @discardableResult
     public func callAsFunction(now: Date) throws -> Int {
         let keys = try store.signingKeys(now: now)
-        var stored = 0
+        var missing: [(key: NewSigningKey, state: SigningKeyState)] = []
         for algorithm in SigningAlgorithm.allCases {
-            for state in SigningKeyPolicy.missingStates(keys, algorithm: algorithm) {
-                if try store.addSigningKey(try maker.make(algorithm), state: state, now: now) { stored += 1 }
-            }
+            for state in SigningKeyPolicy.missingStates(keys, algorithm: algorithm) { missing.append((try maker.make(algorithm), state)) }
         }
-        return stored
+        return missing.isEmpty ? 0 : try store.addSigningKeys(missing, now: now)
     }
 }
 
