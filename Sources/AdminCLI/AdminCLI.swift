@@ -277,7 +277,9 @@ public struct AdminCLI {
                 guard !body.isEmpty else { throw UsageError(message: "settings set needs at least one setting flag") }
                 return Call(method: .patch, path: "/v1/admin/settings", body: body, render: Render.object)
             },
-            Command(words: ["signing-keys", "list"], credential: .operator, summary: "list the ID-token signing keys (next, current, retired)") {
+            Command(
+                words: ["signing-keys", "list"], credential: .operator, summary: "list the ID-token signing keys (next, current, retired)"
+            ) {
                 _ in
                 Call(method: .get, path: "/v1/admin/signing-keys", render: Render.signingKeys)
             },
@@ -293,7 +295,9 @@ public struct AdminCLI {
             ) { invocation in
                 Call(
                     method: .post, path: "/v1/admin/signing-keys/\(invocation.pathID)/revoke", body: [:],
-                    render: { "revoked signing key \(Render.text($0["kid"]))" + (($0["promotedKid"] as? String).map { "; \($0) signs now" } ?? "") })
+                    render: {
+                        "revoked signing key \(Render.text($0["kid"]))" + (($0["promotedKid"] as? String).map { "; \($0) signs now" } ?? "")
+                    })
             },
         ]
     }

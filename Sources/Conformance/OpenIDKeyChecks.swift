@@ -23,7 +23,8 @@ enum KeyVerdicts {
     static func uniqueKids(_ keys: [[String: Any]]) -> Outcome {
         let kids = keys.compactMap { $0["kid"] as? String }
         return .expect(
-            kids.count == keys.count && Set(kids).count == kids.count, "\(kids.count) kids of \(keys.count) keys, \(Set(kids).count) distinct")
+            kids.count == keys.count && Set(kids).count == kids.count,
+            "\(kids.count) kids of \(keys.count) keys, \(Set(kids).count) distinct")
     }
 
     /// Every key says `use: "sig"` and an `alg` of RS256 or ES256 matching its `kty` (RFC 7517 §4.2, §4.4).

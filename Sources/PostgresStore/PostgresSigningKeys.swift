@@ -64,7 +64,8 @@ extension PostgresSigningKeys: SigningKeyStore {
         try PostgresEdge.run {
             try pool.transaction { connection in
                 try keys.reduce(0) { stored, entry in
-                    stored + (try connection.query(Self.insertSQL, Self.insertParameters(entry.key, state: entry.state, now: now)).rowsAffected)
+                    stored
+                        + (try connection.query(Self.insertSQL, Self.insertParameters(entry.key, state: entry.state, now: now)).rowsAffected)
                 }
             }
         }

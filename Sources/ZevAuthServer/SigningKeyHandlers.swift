@@ -11,7 +11,9 @@ struct SigningKeyHandlers: Sendable {
     private var ring: SigningKeyRing? { context.roundTrip.signingKeys }
 
     private static let unavailable = Wire.error(
-        ErrorAnswer(.temporarilyUnavailable, "Signing keys need ZEVAUTH_ENCRYPTION_KEY; this server has none.", condition: .unavailable(retryAfterSeconds: 1)))
+        ErrorAnswer(
+            .temporarilyUnavailable, "Signing keys need ZEVAUTH_ENCRYPTION_KEY; this server has none.",
+            condition: .unavailable(retryAfterSeconds: 1)))
 
     /// `GET /.well-known/jwks.json` → `{"keys": [JWK…]}` (RFC 7517 §5): for each algorithm the current
     /// key, the next key and the retired keys whose tokens may still be live, with

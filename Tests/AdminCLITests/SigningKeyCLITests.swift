@@ -29,7 +29,8 @@ import ZevAuthTesting
         let json = try JSONSerialization.jsonObject(with: Data(rotated.output.stdout.utf8)) as? [String: Any]
         let items = json?["items"] as? [[String: Any]] ?? []
         #expect(items.filter { $0["state"] as? String == "retired" }.count == 2)
-        let current = try #require(items.first { $0["alg"] as? String == "RS256" && $0["state"] as? String == "current" }?["kid"] as? String)
+        let current = try #require(
+            items.first { $0["alg"] as? String == "RS256" && $0["state"] as? String == "current" }?["kid"] as? String)
 
         let revoked = runCLI(["signing-keys", "revoke", current], environment: env)
         #expect(revoked.status == 0)

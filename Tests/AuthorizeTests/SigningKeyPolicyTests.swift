@@ -23,15 +23,20 @@ import Testing
 
     @Test func rotationWaitsUntilEveryNextKeyHasBeenPublishedForTheCacheTime() {
         #expect(SigningKeyPolicy.rotation(fresh, now: Self.t0) == .tooEarly(possibleAt: Self.t0.addingTimeInterval(300)))
-        #expect(SigningKeyPolicy.rotation(fresh, now: Self.t0.addingTimeInterval(299)) == .tooEarly(possibleAt: Self.t0.addingTimeInterval(300)))
+        #expect(
+            SigningKeyPolicy.rotation(fresh, now: Self.t0.addingTimeInterval(299)) == .tooEarly(possibleAt: Self.t0.addingTimeInterval(300))
+        )
         // A younger next key on one algorithm holds back both, until its own time.
         var mixed = fresh
         mixed[3] = key("en", .es256, .next, created: Self.t0.addingTimeInterval(100))
-        #expect(SigningKeyPolicy.rotation(mixed, now: Self.t0.addingTimeInterval(350)) == .tooEarly(possibleAt: Self.t0.addingTimeInterval(400)))
+        #expect(
+            SigningKeyPolicy.rotation(mixed, now: Self.t0.addingTimeInterval(350)) == .tooEarly(possibleAt: Self.t0.addingTimeInterval(400))
+        )
         #expect(
             SigningKeyPolicy.rotation(fresh, now: Self.t0.addingTimeInterval(300))
                 == .rotate([
-                    .init(algorithm: .rs256, promotedKID: "rn", retiredKID: "rc"), .init(algorithm: .es256, promotedKID: "en", retiredKID: "ec"),
+                    .init(algorithm: .rs256, promotedKID: "rn", retiredKID: "rc"),
+                    .init(algorithm: .es256, promotedKID: "en", retiredKID: "ec"),
                 ]))
     }
 
@@ -53,7 +58,9 @@ import Testing
     }
 
     @Test func theHeaderIsAlgKidTypInThatOrder() {
-        #expect(String(decoding: JWS.protectedHeader(algorithm: .es256, keyID: "k1"), as: UTF8.self) == #"{"alg":"ES256","kid":"k1","typ":"JWT"}"#)
+        #expect(
+            String(decoding: JWS.protectedHeader(algorithm: .es256, keyID: "k1"), as: UTF8.self)
+                == #"{"alg":"ES256","kid":"k1","typ":"JWT"}"#)
         let input = JWS.signingInput(header: Array("{}".utf8), payload: Array("{}".utf8))
         #expect(String(decoding: input, as: UTF8.self) == "e30.e30")
         #expect(JWS.compact(signingInput: input, signature: [0xFF]) == "e30.e30._w")

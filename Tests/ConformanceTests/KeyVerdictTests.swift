@@ -6,13 +6,13 @@ import Testing
 @Suite struct KeyVerdictTests {
     static var rsa: [String: Any] {
         [
-        "kty": "RSA", "kid": "r1", "use": "sig", "alg": "RS256", "n": "w" + String(repeating: "A", count: 341), "e": "AQAB",
+            "kty": "RSA", "kid": "r1", "use": "sig", "alg": "RS256", "n": "w" + String(repeating: "A", count: 341), "e": "AQAB",
         ]
     }
     static var ec: [String: Any] {
         [
-        "kty": "EC", "kid": "e1", "use": "sig", "alg": "ES256", "crv": "P-256", "x": String(repeating: "A", count: 43),
-        "y": String(repeating: "B", count: 42) + "A",
+            "kty": "EC", "kid": "e1", "use": "sig", "alg": "ES256", "crv": "P-256", "x": String(repeating: "A", count: 43),
+            "y": String(repeating: "B", count: 42) + "A",
         ]
     }
 

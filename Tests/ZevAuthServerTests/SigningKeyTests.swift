@@ -116,7 +116,8 @@ func jwsHeader(_ compact: String) -> [String: Any] {
         #expect(retired["retiresAt"] as? String == Timestamp.rfc3339(secondsSinceEpoch: Int64(clock.now().timeIntervalSince1970) + 3600))
         #expect(try jwks(server).count == 6)
         // New tokens carry the promoted kid; a token the retired key signed still reads as a hint.
-        let newToken = try signer.sign(claims: idTokenClaims(issuer: server.issuer, issuedAt: clock.now()), algorithm: .rs256, now: clock.now())
+        let newToken = try signer.sign(
+            claims: idTokenClaims(issuer: server.issuer, issuedAt: clock.now()), algorithm: .rs256, now: clock.now())
         #expect(jwsHeader(newToken)["kid"] as? String == kid(before, "RS256", "next"))
         #expect(server.context.roundTrip.idTokenHints.read(oldToken)?.subject == "usr_1")
         // Immediately again: the new next keys are too young.
@@ -144,7 +145,8 @@ func jwsHeader(_ compact: String) -> [String: Any] {
         let current = try #require(kid(before, "ES256", "current"))
         let signer = server.context.roundTrip.idTokenSigner
         let hints = server.context.roundTrip.idTokenHints
-        let token = try signer.sign(claims: idTokenClaims(issuer: server.issuer, issuedAt: clock.now()), algorithm: .es256, now: clock.now())
+        let token = try signer.sign(
+            claims: idTokenClaims(issuer: server.issuer, issuedAt: clock.now()), algorithm: .es256, now: clock.now())
         #expect(hints.read(token)?.subject == "usr_1")
 
         let revoked = try server.client.send("POST", "/v1/admin/signing-keys/\(current)/revoke", headers: operatorAuth, body: [])
@@ -160,7 +162,9 @@ func jwsHeader(_ compact: String) -> [String: Any] {
         let next = try signer.sign(claims: idTokenClaims(issuer: server.issuer, issuedAt: clock.now()), algorithm: .es256, now: clock.now())
         #expect(jwsHeader(next)["kid"] as? String == kid(before, "ES256", "next"))
         // The revoked key's private key is gone from the database.
-        #expect(try schema.pool.query("SELECT private_key_sealed FROM signing_keys WHERE kid = $1", [current]).rows[0]["private_key_sealed"] == nil)
+        #expect(
+            try schema.pool.query("SELECT private_key_sealed FROM signing_keys WHERE kid = $1", [current]).rows[0]["private_key_sealed"]
+                == nil)
 
         let again = try server.client.send("POST", "/v1/admin/signing-keys/\(current)/revoke", headers: operatorAuth, body: [])
         #expect(again.status == 404)
@@ -231,7 +235,8 @@ func jwsHeader(_ compact: String) -> [String: Any] {
         }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        process.arguments = [TestDatabase.repositoryRoot + "/Tests/Interop/verify_signatures.py", server.issuer + "/.well-known/jwks.json"] + tokens
+        process.arguments =
+            [TestDatabase.repositoryRoot + "/Tests/Interop/verify_signatures.py", server.issuer + "/.well-known/jwks.json"] + tokens
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = pipe
@@ -318,8 +323,9 @@ func jwsHeader(_ compact: String) -> [String: Any] {
         let payload = idTokenClaims(issuer: server.issuer, issuedAt: Date())
         let header = #"{"alg":"HS256","kid":"\#(kid)","typ":"JWT"}"#
         let input = Array((Base64URL.encode(Array(header.utf8)) + "." + Base64URL.encode(payload)).utf8)
-        let nBytes = try #require(Base64URL.decodeCanonical(
-            (try? JSONValue.parse(Array(jwk.utf8)))?["n"]?.stringValue ?? ""))
+        let nBytes = try #require(
+            Base64URL.decodeCanonical(
+                (try? JSONValue.parse(Array(jwk.utf8)))?["n"]?.stringValue ?? ""))
         for secret in [Array(jwk.utf8), nBytes] {
             let mac = Crypto.hmacSHA256(key: secret, message: input)
             #expect(hints.read(String(decoding: input, as: UTF8.self) + "." + Base64URL.encode(mac)) == nil)
