@@ -25,6 +25,7 @@ packages=(
   haproxy               # fault test: the load balancer with /readyz checks, and the TCP frontend to the primary
   pgbouncer             # fault test: the transaction-mode pooler variant
   wrk                   # soak: the HTTP load
+  python3-cryptography  # tests: verify_signatures.py checks the server's RS256/ES256 signatures independently
 )
 
 missing=()

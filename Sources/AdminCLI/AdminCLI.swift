@@ -277,6 +277,28 @@ public struct AdminCLI {
                 guard !body.isEmpty else { throw UsageError(message: "settings set needs at least one setting flag") }
                 return Call(method: .patch, path: "/v1/admin/settings", body: body, render: Render.object)
             },
+            Command(
+                words: ["signing-keys", "list"], credential: .operator, summary: "list the ID-token signing keys (next, current, retired)"
+            ) {
+                _ in
+                Call(method: .get, path: "/v1/admin/signing-keys", render: Render.signingKeys)
+            },
+            Command(
+                words: ["signing-keys", "rotate"], credential: .operator,
+                summary: "promote the next signing keys and make new next keys (once published for 300 s)"
+            ) { _ in
+                Call(method: .post, path: "/v1/admin/signing-keys/rotate", body: [:], render: Render.signingKeys)
+            },
+            Command(
+                words: ["signing-keys", "revoke"], operand: "KID", credential: .operator,
+                summary: "revoke a compromised signing key at once (its next key signs from now on)"
+            ) { invocation in
+                Call(
+                    method: .post, path: "/v1/admin/signing-keys/\(invocation.pathID)/revoke", body: [:],
+                    render: {
+                        "revoked signing key \(Render.text($0["kid"]))" + (($0["promotedKid"] as? String).map { "; \($0) signs now" } ?? "")
+                    })
+            },
         ]
     }
 
@@ -608,6 +630,15 @@ enum Render {
                 ("ID", field("id")), ("PLATFORM", field("platform")),
                 ("APP", { text($0["appId"] ?? $0["packageName"]) }),
                 ("LINK", { text(($0["link"] as? [String: Any])?["status"]) }),
+            ])
+    }
+
+    static func signingKeys(_ json: [String: Any]) -> String {
+        list(
+            json, empty: "no signing keys",
+            [
+                ("KID", field("kid")), ("ALG", field("alg")), ("STATE", field("state")), ("CREATED AT", field("createdAt")),
+                ("ACTIVATES AT", field("activatesAt")), ("RETIRES AT", field("retiresAt")),
             ])
     }
 

@@ -1,3 +1,4 @@
+import Authorize
 import Foundation
 import PostgresStore
 
@@ -43,7 +44,8 @@ public enum Commands {
     public static var migrateUsage: String {
         """
         usage: zevauth migrate [--database-url URL] [--sql-dir DIR]
-          applies the sql/ migrations to ZEVAUTH_DATABASE_URL (idempotent).
+          applies the sql/ migrations to ZEVAUTH_DATABASE_URL (idempotent); with ZEVAUTH_ENCRYPTION_KEY set,
+          also makes the missing ID-token signing keys (else the first `serve` does).
         flags:
         \(optionLines(ConfigurationLoader.options.filter { ["--database-url", "--sql-dir"].contains($0.flag) }))
         """
@@ -75,9 +77,25 @@ public enum Commands {
             throw ConfigurationError(key: "ZEVAUTH_DATABASE_URL", problem: "is required")
         }
         let migrator = try ServerRunner.migrator(configured: values["ZEVAUTH_SQL_DIR"])
+        let store = PostgresStore.connect(url: url, size: 1)
         let applied = try ServerRunner.reachingDatabase {
-            try PostgresStore.connect(url: url, size: 1).applyMigrations(migrator) { write($0) }
+            try store.applyMigrations(migrator) { write($0) }
         }
         write(applied.isEmpty ? "migrations: up to date" : applied.map { "applied \($0.version) \($0.name)" }.joined(separator: "\n"))
+        try ensureSigningKeys(store, values: values, write: write)
+    }
+
+    /// With `ZEVAUTH_ENCRYPTION_KEY` set, `migrate` also makes the missing signing keys (docs/operations.md,
+    /// "Signing keys"); without it, the first `serve` does.
+    static func ensureSigningKeys(_ store: PostgresStore, values: [String: String], write: (String) -> Void) throws {
+        guard let text = values["ZEVAUTH_ENCRYPTION_KEY"], !text.isEmpty else { return }
+        guard let key = Data(base64Encoded: text), key.count == 32 else {
+            throw ConfigurationError(key: "ZEVAUTH_ENCRYPTION_KEY", problem: "must be 32 bytes, base64-encoded")
+        }
+        let ring = SigningKeyRing(store: store.signingKeys, encryptionKey: Array(key), issuer: "", clock: SystemClock())
+        let made = try ServerRunner.reachingDatabase {
+            try EnsureSigningKeys(store: store.signingKeys, maker: ring.maker!)(now: SystemClock().now())
+        }
+        if made > 0 { write("signing keys: made \(made)") }
     }
 }

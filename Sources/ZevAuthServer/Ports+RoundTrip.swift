@@ -36,6 +36,8 @@ public struct RoundTripPorts: Sendable {
     public var idTokenSigner: any IDTokenSigner = NoSigningKeys()
     /// RP-initiated logout's app session named by a hint's `sid` (`LogoutStore`).
     public var logout: any LogoutStore = UnavailableStores()
+    /// The signing keys behind the JWKS and the operator's key calls (nil: those answer 503).
+    public var signingKeys: SigningKeyRing?
 
     /// Ports over explicit stores (fakes in tests).
     public init(
@@ -59,8 +61,10 @@ public struct RoundTripPorts: Sendable {
         self.readiness = readiness
     }
 
-    /// Every port of this area backed by PostgreSQL.
-    public init(_ store: PostgresStore) {
+    /// Every port of this area backed by PostgreSQL. With `encryptionKey`, ID tokens are signed and
+    /// `id_token_hint`s verified with the signing keys in PostgreSQL (`SigningKeyRing`, one shared set for
+    /// every instance); without it, no ID token can be signed and every hint is ignored.
+    public init(_ store: PostgresStore, issuer: String = "", encryptionKey: [UInt8]? = nil, clock: any Clock = SystemClock()) {
         let sessions = store.sessions
         self.init(
             start: store.authorizations, consent: store.authorizations, exchange: store.authorizations, refresh: sessions, revoke: sessions,
@@ -69,6 +73,12 @@ public struct RoundTripPorts: Sendable {
             rateLimits: store.rateLimits, pendingSignIns: store, browserBindings: store.browserBindings,
             callbacks: store.callbacks, readiness: store)
         logout = store.browserSessions
+        let ring = SigningKeyRing(store: store.signingKeys, encryptionKey: encryptionKey, issuer: issuer, clock: clock)
+        signingKeys = ring
+        if encryptionKey != nil {
+            idTokenSigner = ring
+            idTokenHints = ring
+        }
     }
 }
 

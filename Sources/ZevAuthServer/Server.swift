@@ -48,6 +48,11 @@ public enum ServerRunner {
                 key: "ZEVAUTH_DATABASE_URL",
                 problem: "the database is behind by \(pending.count) migration(s); run `zevauth migrate` first")
         }
+        // The first `serve` makes the signing keys (a current and a next key per algorithm); concurrent
+        // first starts store one set (docs/operations.md, "Signing keys").
+        if context.configuration.encryptionKey != nil {
+            try reachingDatabase { try context.roundTrip.signingKeys?.ensureKeys() }
+        }
         HTTPServer.blockTerminationSignals()
         var http = HTTPServerConfiguration()
         http.host = context.configuration.listenHost

@@ -40,7 +40,9 @@ public struct ServerContext: Sendable {
         passwordHasher: PasswordHasher = PasswordHasher(), log: any LogSink = StandardErrorLog()
     ) {
         self.init(
-            configuration: configuration, store: store, roundTrip: RoundTripPorts(store), tenancy: TenancyPorts(store),
+            configuration: configuration, store: store,
+            roundTrip: RoundTripPorts(store, issuer: configuration.issuer, encryptionKey: configuration.encryptionKey, clock: clock),
+            tenancy: TenancyPorts(store),
             accounts: AccountsPorts(store), clock: clock, passwordHasher: passwordHasher, log: log)
     }
 
@@ -82,6 +84,7 @@ public struct ZevAuthApp: HTTPHandler {
         routes.registerSessions()
         routes.registerAccounts()
         routes.registerOperator()
+        routes.registerSigningKeys()
         self.router = routes.router
         self.httpMetrics = context.metrics.httpTable(templates: routes.router.templates)
     }

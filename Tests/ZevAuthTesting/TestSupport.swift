@@ -99,9 +99,12 @@ public final class TestServer: @unchecked Sendable {
     ///   - issuer: the issuer, else `http://127.0.0.1:<port>`.
     ///   - configure: changes to the configuration (rate limits default to `.generous`, an encryption key is set).
     ///   - ports: changes to the round trip's ports over the real store (e.g. a fake `idTokenHints` reader).
+    ///   - store: the database, else the shared test database (a suite that changes deployment-wide state,
+    ///     such as the signing keys, passes a store over a schema of its own).
     public init(
         live: Bool = false, clock: ManualClock? = nil, issuer: String? = nil,
-        configure: (inout ServerConfiguration) -> Void = { _ in }, ports: ((inout RoundTripPorts) -> Void)? = nil
+        configure: (inout ServerConfiguration) -> Void = { _ in }, ports: ((inout RoundTripPorts) -> Void)? = nil,
+        store: PostgresStore? = nil
     ) throws {
         let log = CapturingLog()
         var server: HTTPServer?
@@ -117,15 +120,16 @@ public final class TestServer: @unchecked Sendable {
         var configuration = Self.configuration(port: port)
         configure(&configuration)
         configuration.issuer = issuer ?? "http://127.0.0.1:\(port)"
-        let store = PostgresStore(pool: TestDatabase.pool)
+        let store = store ?? PostgresStore(pool: TestDatabase.pool)
+        let clock: any Clock = clock ?? SystemClock()
         var context = ServerContext(
-            configuration: configuration, store: store, clock: clock ?? SystemClock(), passwordHasher: testPasswordHasher, log: log)
+            configuration: configuration, store: store, clock: clock, passwordHasher: testPasswordHasher, log: log)
         if let ports {
-            var roundTrip = RoundTripPorts(store)
+            var roundTrip = context.roundTrip
             ports(&roundTrip)
             context = ServerContext(
-                configuration: configuration, store: store, roundTrip: roundTrip, tenancy: TenancyPorts(store),
-                accounts: AccountsPorts(store), clock: clock ?? SystemClock(), passwordHasher: testPasswordHasher, log: log)
+                configuration: configuration, store: store, roundTrip: roundTrip, tenancy: context.tenancy,
+                accounts: context.accounts, clock: clock, passwordHasher: testPasswordHasher, log: log)
         }
         let app = ZevAuthApp(context: context)
         box.set(app)
