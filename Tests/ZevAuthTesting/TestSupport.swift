@@ -121,15 +121,15 @@ public final class TestServer: @unchecked Sendable {
         configure(&configuration)
         configuration.issuer = issuer ?? "http://127.0.0.1:\(port)"
         let store = store ?? PostgresStore(pool: TestDatabase.pool)
-        let clock: any Clock = clock ?? SystemClock()
+        let contextClock: any Clock = clock ?? SystemClock()
         var context = ServerContext(
-            configuration: configuration, store: store, clock: clock, passwordHasher: testPasswordHasher, log: log)
+            configuration: configuration, store: store, clock: contextClock, passwordHasher: testPasswordHasher, log: log)
         if let ports {
             var roundTrip = context.roundTrip
             ports(&roundTrip)
             context = ServerContext(
                 configuration: configuration, store: store, roundTrip: roundTrip, tenancy: context.tenancy,
-                accounts: context.accounts, clock: clock, passwordHasher: testPasswordHasher, log: log)
+                accounts: context.accounts, clock: contextClock, passwordHasher: testPasswordHasher, log: log)
         }
         let app = ZevAuthApp(context: context)
         box.set(app)
