@@ -56,6 +56,11 @@ public enum OAuthErrorCode: String, Sendable, CaseIterable {
     case notFound = "not_found"
     /// A duplicate resource (docs/protocol.md#admin-errors).
     case conflict = "conflict"
+    /// A `nonce` that is empty, over 512 scalars or holds a control character (OpenID Connect Core
+    /// §3.1.2.1; docs/protocol.md, "OpenID Connect"); `invalid_request` on `/oauth2/authorize`.
+    case invalidNonce = "invalid_nonce"
+    /// A live access token whose session was not granted `openid`, at userinfo (RFC 6750 §3.1).
+    case insufficientScope = "insufficient_scope"
 
     /// The HTTP status when this code is answered directly (not redirected), from
     /// docs/protocol.md#error-codes.
@@ -67,12 +72,12 @@ public enum OAuthErrorCode: String, Sendable, CaseIterable {
         switch self {
         case .invalidRequest, .invalidGrant, .unsupportedGrantType, .unsupportedResponseType, .invalidState,
             .redirectURIRequired, .redirectURIMismatch, .pkceRequired, .pkceMethodUnsupported,
-            .invalidCodeChallenge, .pkceVerificationFailed, .nativeAppLimit, .nativeAppTeamMismatch:
+            .invalidCodeChallenge, .pkceVerificationFailed, .nativeAppLimit, .nativeAppTeamMismatch, .invalidNonce:
             return 400
         case .invalidClient, .reauthenticationRequired, .invalidToken:
             return 401
         case .accessDenied, .customSchemeNotAllowed, .nativeRedirectNotVerified, .loopbackRedirectNotAllowed,
-            .forbidden:
+            .forbidden, .insufficientScope:
             return 403
         case .notFound:
             return 404

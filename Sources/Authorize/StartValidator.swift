@@ -72,6 +72,10 @@ public struct ValidatedStartRequest: Sendable, Equatable {
     public let prompt: Prompt?
     /// A login hint of at most 320 scalars with no control character, to pre-fill the email field.
     public let loginHint: String?
+    /// The scope granted for the requested `scope` (docs/protocol.md, "OpenID Connect").
+    public var scope: GrantedScope = .none
+    /// The `nonce` sent, when one was (OpenID Connect Core §3.1.2.1).
+    public var nonce: Nonce?
 }
 
 /// What the HTTP shell does with a start request.
@@ -111,7 +115,9 @@ public enum StartValidator {
     ///    `unsupported_response_type` (RFC 6749 §4.1.2.1);
     /// 6. `code_challenge` missing → `pkce_required` (RFC 9700 §2.1.1); `code_challenge_method` not exactly
     ///    `S256` → `pkce_method_unsupported` (RFC 7636 §4.4.1); challenge not canonical → `invalid_code_challenge`
-    ///    (RFC 7636 §4.2).
+    ///    (RFC 7636 §4.2);
+    /// 7. `nonce` over 512 scalars or holding a control character → `invalid_nonce`
+    ///    (OpenID Connect Core §3.1.2.1). `scope` is never refused: unknown values are ignored.
     ///
     /// An empty value counts as missing.
     /// - Parameters:
@@ -193,11 +199,29 @@ public enum StartValidator {
         case .failure(let error): return .redirect(error, to: redirect, state: state)
         case .success(let valid): challenge = valid
         }
-        return .proceed(
-            ValidatedStartRequest(
-                environmentID: client.environmentID, redirect: redirect, state: state, challenge: challenge,
-                prompt: checkPrompt(parameters),
-                loginHint: undecodable.contains("login_hint") ? nil : checkLoginHint(parameters)))
+        var validated = ValidatedStartRequest(
+            environmentID: client.environmentID, redirect: redirect, state: state, challenge: challenge,
+            prompt: checkPrompt(parameters),
+            loginHint: undecodable.contains("login_hint") ? nil : checkLoginHint(parameters))
+        // OpenID Connect (docs/protocol.md, "OpenID Connect"): after the redirect URI is trusted, so a bad
+        // nonce is redirected with `state` and `iss`.
+        switch checkNonce(parameters, undecodable: undecodable) {
+        case .failure(let error): return .redirect(error, to: redirect, state: state)
+        case .success(let nonce): validated.nonce = nonce
+        }
+        validated.scope = GrantedScope(requested: undecodable.contains("scope") ? nil : parameters["scope"])
+        return .proceed(validated)
+    }
+
+    /// OpenID Connect Core §3.1.2.1: `nonce` is optional (empty counts as missing); when sent it must be
+    /// 1–512 characters under the `state` rules (docs/protocol.md#state), else `invalid_nonce` (on `/oauth2/authorize`,
+    /// `invalid_request` with `error_description` beginning `invalid_nonce`).
+    static func checkNonce(_ parameters: [String: String], undecodable: Set<String>) -> Result<Nonce?, OAuthError> {
+        guard let raw = present(parameters["nonce"]) else { return .success(nil) }
+        guard !undecodable.contains("nonce"), let nonce = Nonce(decoded: raw) else {
+            return .failure(OAuthError(.invalidNonce, "nonce must be 1 to 512 characters with no control character."))
+        }
+        return .success(nonce)
     }
 
     // MARK: - The checks, one per function
