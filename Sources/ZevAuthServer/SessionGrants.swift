@@ -27,8 +27,9 @@ struct GrantResult {
     func withIDToken(context: ServerContext, clientID: String) throws -> GrantResult {
         guard case .issued(let session, let accessToken, _) = outcome, session.grant.scope.openID else { return self }
         var result = self
-        result.idToken = try IssueIDToken(signer: context.roundTrip.idTokenSigner, sha256: { [secrets = context.secrets] in secrets.sha256($0) })(
-            issuer: context.configuration.issuer, clientID: clientID, session: session, accessToken: accessToken, now: now)
+        result.idToken = try IssueIDToken(
+            signer: context.roundTrip.idTokenSigner, sha256: { [secrets = context.secrets] in secrets.sha256($0) })(
+                issuer: context.configuration.issuer, clientID: clientID, session: session, accessToken: accessToken, now: now)
         return result
     }
 

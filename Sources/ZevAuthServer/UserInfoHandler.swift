@@ -18,13 +18,15 @@ struct UserInfoHandler: Sendable {
         var bodyToken: String?
         if request.method == "POST", StandardOAuthHandlers.contentTypeProblem(request) == nil {
             guard let form = StandardOAuthHandlers.form(request) else {
-                return Wire.error(ErrorAnswer(.invalidRequest, "The body must be application/x-www-form-urlencoded with each parameter once."))
+                return Wire.error(
+                    ErrorAnswer(.invalidRequest, "The body must be application/x-www-form-urlencoded with each parameter once."))
             }
             bodyToken = form["access_token"]
         }
         if header != nil, bodyToken != nil {
             return Wire.error(
-                ErrorAnswer(.invalidRequest, "Send the access token once: in the Authorization header or the body, not both (RFC 6750 §2)."))
+                ErrorAnswer(.invalidRequest, "Send the access token once: in the Authorization header or the body, not both (RFC 6750 §2).")
+            )
         }
         guard let token = header ?? bodyToken else {
             let headerPresent = !request.headers.values("Authorization").isEmpty

@@ -98,9 +98,10 @@ public final class TestServer: @unchecked Sendable {
     ///   - clock: a manual clock, or nil for the system clock.
     ///   - issuer: the issuer, else `http://127.0.0.1:<port>`.
     ///   - configure: changes to the configuration (rate limits default to `.generous`, an encryption key is set).
+    ///   - roundTrip: changes to the round trip's ports over the real store (e.g. a test ID-token signer).
     public init(
         live: Bool = false, clock: ManualClock? = nil, issuer: String? = nil,
-        configure: (inout ServerConfiguration) -> Void = { _ in }
+        configure: (inout ServerConfiguration) -> Void = { _ in }, roundTrip: ((inout RoundTripPorts) -> Void)? = nil
     ) throws {
         let log = CapturingLog()
         var server: HTTPServer?
@@ -116,9 +117,18 @@ public final class TestServer: @unchecked Sendable {
         var configuration = Self.configuration(port: port)
         configure(&configuration)
         configuration.issuer = issuer ?? "http://127.0.0.1:\(port)"
-        let context = ServerContext(
-            configuration: configuration, store: PostgresStore(pool: TestDatabase.pool), clock: clock ?? SystemClock(),
-            passwordHasher: testPasswordHasher, log: log)
+        let store = PostgresStore(pool: TestDatabase.pool)
+        let context: ServerContext
+        if let roundTrip {
+            var ports = RoundTripPorts(store)
+            roundTrip(&ports)
+            context = ServerContext(
+                configuration: configuration, store: store, roundTrip: ports, tenancy: TenancyPorts(store), accounts: AccountsPorts(store),
+                clock: clock ?? SystemClock(), passwordHasher: testPasswordHasher, log: log)
+        } else {
+            context = ServerContext(
+                configuration: configuration, store: store, clock: clock ?? SystemClock(), passwordHasher: testPasswordHasher, log: log)
+        }
         let app = ZevAuthApp(context: context)
         box.set(app)
         self.context = context
