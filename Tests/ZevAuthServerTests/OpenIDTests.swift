@@ -273,6 +273,70 @@ import ZevAuthTesting
         #expect(response.json["error"] as? String == "temporarily_unavailable")
     }
 
+
+    // MARK: amr
+
+    /// Signs in from a new browser with `scope=openid`, the password, then `secondFactor` at the MFA step;
+    /// returns the ID token's `amr` and `auth_time`.
+    static func amrAfterSecondFactor(_ setup: Setup, _ secondFactor: String) throws -> (amr: [String]?, authTime: Int?) {
+        let browser = setup.server.browser()
+        let pkce = PKCEPair()
+        let start = try browser.get(
+            startTarget([
+                ("client_id", setup.fixture.developmentKey), ("redirect_uri", redirect), ("state", "s"),
+                ("code_challenge", pkce.challenge), ("code_challenge_method", "S256"), ("scope", "openid"), ("nonce", "n"),
+            ]))
+        let page = try browser.get(try #require(start.header("location")))
+        let posted = try browser.postForm(
+            "/v1/auth/zevid/signin",
+            [
+                ("request", try #require(hiddenField("request", in: page.text))),
+                ("csrf", try #require(hiddenField("csrf", in: page.text))), ("email", setup.fixture.email),
+                ("password", setup.fixture.password),
+            ])
+        let mfa = try #require(posted.header("location"))
+        #expect(mfa.hasPrefix("/v1/auth/zevid/mfa"))
+        let passed = try TOTPSignInTests.submitCode(browser, at: mfa, secondFactor)
+        #expect(passed.status == 303)
+        let consent = try browser.get(try #require(passed.header("location")))
+        let allowed = try browser.postForm(
+            "/v1/auth/zevid/consent",
+            [
+                ("request", try #require(hiddenField("request", in: consent.text))),
+                ("csrf", try #require(hiddenField("csrf", in: consent.text))), ("decision", "allow"),
+            ])
+        let location = try #require(allowed.header("location"))
+        let code = try #require(queryItems(of: location)["code"])
+        let exchanged = try Self.nativeExchange(setup, (code, pkce))
+        let session = try #require(exchanged.json["session"] as? [String: Any])
+        let claims = try #require(DecodedJWT(session["idToken"] as? String)).claims
+        return (claims["amr"] as? [String], claims["auth_time"] as? Int)
+    }
+
+    @Test func amrRecordsThePasswordAndTheSecondFactorOfTheBrowserSession() throws {
+        let clock = ManualClock()
+        let setup = try Self.setup(clock: clock)
+        let owner = setup.server.browser()
+        _ = try AccountTests.appSession(
+            setup.server, owner, clientID: setup.fixture.developmentKey, email: setup.fixture.email, password: setup.fixture.password)
+        let (_, csrf) = try AccountTests.accountPage(owner)
+        let enrol = try owner.postForm("/account/totp/start", [("csrf", csrf)])
+        let shown = try #require(TOTPSignInTests.between(enrol.text, "<code class=\"secret\">", "</code>"))
+            .replacingOccurrences(of: " ", with: "")
+        let secret = try #require(Base32.decode(shown))
+        SuiteCapture.secret(shown)
+        let step = TOTP.step(atUnixSeconds: clock.now().timeIntervalSince1970)
+        let confirmed = try owner.postForm("/account/totp/confirm", [("csrf", csrf), ("code", TOTP.code(secret: secret, step: step))])
+        let codes = confirmed.text.matches(of: /zrc_[A-Z2-7]{5}-[A-Z2-7]{5}/).map { String($0.output) }
+        codes.forEach { SuiteCapture.secret($0) }
+        clock.advance(by: 30)
+        let totp = try Self.amrAfterSecondFactor(setup, TOTP.code(secret: secret, step: step + 1))
+        #expect(totp.amr == ["pwd", "otp", "mfa"])
+        #expect(totp.authTime == Int(clock.now().timeIntervalSince1970))
+        let recovery = try Self.amrAfterSecondFactor(setup, try #require(codes.first))
+        #expect(recovery.amr == ["pwd", "mfa"])
+    }
+
     // MARK: UserInfo
 
     @Test func userinfoAnswersTheGrantedClaimsAndRFC6750Errors() throws {
