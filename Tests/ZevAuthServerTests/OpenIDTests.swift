@@ -257,8 +257,17 @@ import ZevAuthTesting
 
     @Test func theEnvironmentsAlgorithmSignsItsIDTokens() throws {
         let setup = try Self.setup()
-        try TestDatabase.pool.query(
-            "UPDATE environments SET id_token_signing_alg = 'ES256' WHERE publishable_key = $1", [setup.fixture.developmentKey])
+        let driver = SessionDriver(server: setup.server, fixture: setup.fixture)
+        let secret = setup.fixture.developmentSecret
+        let refused = try driver.sendJSON("PATCH", "/v1/admin/settings", bearer: secret, ["idTokenSigningAlg": "HS256"])
+        #expect(refused.status == 400)
+        #expect((refused.json["error_description"] as? String)?.hasPrefix("idTokenSigningAlg must be") == true)
+        #expect(try driver.sendJSON("PATCH", "/v1/admin/settings", bearer: secret, ["idTokenSigningAlg": 256]).status == 400)
+        let changed = try driver.sendJSON("PATCH", "/v1/admin/settings", bearer: secret, ["idTokenSigningAlg": "ES256"])
+        #expect(changed.status == 200)
+        #expect(changed.json["idTokenSigningAlg"] as? String == "ES256")
+        let read = try driver.sendJSON("GET", "/v1/admin/settings", bearer: secret)
+        #expect(read.json["idTokenSigningAlg"] as? String == "ES256")
         let response = try Self.nativeExchange(setup, try Self.code(setup, extra: [("scope", "openid")]))
         let session = try #require(response.json["session"] as? [String: Any])
         #expect(DecodedJWT(session["idToken"] as? String)?.header["alg"] as? String == "ES256")
@@ -272,7 +281,6 @@ import ZevAuthTesting
         #expect(response.status == 503)
         #expect(response.json["error"] as? String == "temporarily_unavailable")
     }
-
 
     // MARK: amr
 
