@@ -175,6 +175,7 @@ public final class Suite {
         group("protocol.md#sessions", "refresh rotation and reuse", refreshChecks)
         group("RFC 7009 §2", "revocation", revokeChecks)
         group("protocol.md#standard-surface", "/oauth2 endpoints", standardChecks)
+        group("protocol.md#openid", "OpenID Connect: discovery, nonce, ID token claims, userinfo", openIDChecks)
         if options.secretKey != nil {
             group("RFC 7662 §2", "introspection", introspectionChecks)
         } else {
