@@ -77,7 +77,8 @@ import Testing
                 "custom_scheme_not_allowed", "native_redirect_not_verified", "loopback_redirect_not_allowed",
                 "pkce_required", "pkce_method_unsupported", "invalid_code_challenge", "pkce_verification_failed",
                 "reauthentication_required", "native_app_limit", "native_app_team_mismatch", "server_error",
-                "temporarily_unavailable", "invalid_token", "forbidden", "not_found", "conflict",
+                "temporarily_unavailable", "invalid_token", "forbidden", "not_found", "conflict", "invalid_nonce",
+                "insufficient_scope",
             ])
     }
 
