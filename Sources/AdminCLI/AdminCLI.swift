@@ -265,7 +265,10 @@ public struct AdminCLI {
                 Call(method: .get, path: "/v1/admin/settings", render: Render.object)
             },
             Command(
-                words: ["settings", "set"], options: settingFlags.map { Option(name: $0.flag, placeholder: "N", required: false) },
+                words: ["settings", "set"],
+                options: settingFlags.map { Option(name: $0.flag, placeholder: "N", required: false) } + [
+                    Option(name: "--id-token-signing-alg", placeholder: "RS256|ES256", required: false)
+                ],
                 credential: .secretKey, summary: "change session settings (at least one flag)"
             ) { invocation throws(UsageError) in
                 var body: [String: Any] = [:]
@@ -274,6 +277,8 @@ public struct AdminCLI {
                     guard let number = Int(text) else { throw UsageError(message: "\(flag) takes a whole number") }
                     body[field] = number
                 }
+                // The ID tokens' algorithm (docs/protocol.md, "OpenID Connect"); the server judges the value.
+                if let algorithm = invocation.value("--id-token-signing-alg") { body["idTokenSigningAlg"] = algorithm }
                 guard !body.isEmpty else { throw UsageError(message: "settings set needs at least one setting flag") }
                 return Call(method: .patch, path: "/v1/admin/settings", body: body, render: Render.object)
             },

@@ -75,6 +75,10 @@ public struct ValidatedStartRequest: Sendable, Equatable {
     /// The OpenID Connect request options (`prompt`, `max_age`, the hints; docs/protocol.md, "prompt,
     /// max_age and hints").
     public var options = RequestOptions()
+    /// The scope granted for the requested `scope` (docs/protocol.md, "OpenID Connect").
+    public var scope: GrantedScope = .none
+    /// The `nonce` sent, when one was (OpenID Connect Core §3.1.2.1).
+    public var nonce: Nonce?
 }
 
 /// What the HTTP shell does with a start request.
@@ -114,7 +118,9 @@ public enum StartValidator {
     /// 6. `code_challenge` missing → `pkce_required` (RFC 9700 §2.1.1); `code_challenge_method` not exactly
     ///    `S256` → `pkce_method_unsupported` (RFC 7636 §4.4.1); challenge not canonical → `invalid_code_challenge`
     ///    (RFC 7636 §4.2);
-    /// 7. the OpenID Connect request options (`RequestOptions.parse`): `request` → `request_not_supported`,
+    /// 7. `nonce` over 512 scalars or holding a control character → `invalid_nonce`
+    ///    (OpenID Connect Core §3.1.2.1). `scope` is never refused: unknown values are ignored.
+    /// 8. the OpenID Connect request options (`RequestOptions.parse`): `request` → `request_not_supported`,
     ///    `request_uri` → `request_uri_not_supported`, a bad `prompt`, `max_age` or `response_mode` →
     ///    `invalid_request` (OpenID Connect Core §3.1.2.1, §6).
     ///
@@ -198,16 +204,36 @@ public enum StartValidator {
         case .failure(let error): return .redirect(error, to: redirect, state: state)
         case .success(let valid): challenge = valid
         }
-        // 7. OpenID Connect's request options (docs/protocol.md, "prompt, max_age and hints").
+        // 7. OpenID Connect (docs/protocol.md, "OpenID Connect"): after the redirect URI is trusted, so a bad
+        // nonce is redirected with `state` and `iss`.
+        let nonce: Nonce?
+        switch checkNonce(parameters, undecodable: undecodable) {
+        case .failure(let error): return .redirect(error, to: redirect, state: state)
+        case .success(let checked): nonce = checked
+        }
+        // 8. OpenID Connect's request options (docs/protocol.md, "prompt, max_age and hints").
         let options: RequestOptions
         switch RequestOptions.parse(parameters, undecodable: undecodable) {
         case .failure(let error): return .redirect(error, to: redirect, state: state)
         case .success(let parsed): options = parsed
         }
-        return .proceed(
-            ValidatedStartRequest(
-                environmentID: client.environmentID, redirect: redirect, state: state, challenge: challenge,
-                prompt: options.forcesSignIn ? .login : nil, loginHint: options.loginHint, options: options))
+        var validated = ValidatedStartRequest(
+            environmentID: client.environmentID, redirect: redirect, state: state, challenge: challenge,
+            prompt: options.forcesSignIn ? .login : nil, loginHint: options.loginHint, options: options)
+        validated.nonce = nonce
+        validated.scope = GrantedScope(requested: undecodable.contains("scope") ? nil : parameters["scope"])
+        return .proceed(validated)
+    }
+
+    /// OpenID Connect Core §3.1.2.1: `nonce` is optional (empty counts as missing); when sent it must be
+    /// 1–512 characters under the `state` rules (docs/protocol.md#state), else `invalid_nonce` (on `/oauth2/authorize`,
+    /// `invalid_request` with `error_description` beginning `invalid_nonce`).
+    static func checkNonce(_ parameters: [String: String], undecodable: Set<String>) -> Result<Nonce?, OAuthError> {
+        guard let raw = present(parameters["nonce"]) else { return .success(nil) }
+        guard !undecodable.contains("nonce"), let nonce = Nonce(decoded: raw) else {
+            return .failure(OAuthError(.invalidNonce, "nonce must be 1 to 512 characters with no control character."))
+        }
+        return .success(nonce)
     }
 
     // MARK: - The checks, one per function

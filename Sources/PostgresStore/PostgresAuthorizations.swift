@@ -27,7 +27,7 @@ public struct PostgresAuthorizations: Sendable {
     // $4 is the S256 of a well-formed verifier or NULL, so `code_challenge = $4` is row 6's whole fact.
     static let exchangeSQL = """
         WITH env AS (
-            SELECT id, session_max_age_days, session_idle_days, access_token_ttl_minutes
+            SELECT id, session_max_age_days, session_idle_days, access_token_ttl_minutes, id_token_signing_alg
             FROM environments WHERE publishable_key = $1
         ), gate AS (
             SELECT EXISTS (
@@ -53,18 +53,18 @@ public struct PostgresAuthorizations: Sendable {
               AND (c.consumed_at IS NOT NULL OR (
                   c.expires_at > to_timestamp($5::float8) AND EXISTS (SELECT 1 FROM holder)
                   AND (c.browser_session_id IS NULL OR EXISTS (SELECT 1 FROM issuer))))
-            RETURNING c.id, c.user_id, c.browser_session_id, c.auth_time,
+            RETURNING c.id, c.user_id, c.browser_session_id, c.auth_time, c.scope, c.nonce, c.amr,
                       c.consumed_by = $6::uuid AS won,
                       COALESCE(c.redirect_uri = $3, false) AS redirect_matches,
                       COALESCE(c.code_challenge = $4, false) AS challenge_matches
         ), account AS (
-            SELECT u.id, u.email, u.name, u.image_url FROM users u
+            SELECT u.id, u.email, u.name, u.image_url, u.created_at FROM users u
             WHERE u.id = (SELECT user_id FROM code) AND u.closed_at IS NULL
         ), new_session AS (
             INSERT INTO sessions (environment_id, user_id, browser_session_id, authorization_code_id, auth_time,
-                created_at, last_refreshed_at)
+                created_at, last_refreshed_at, scope, amr)
             SELECT env.id, code.user_id, code.browser_session_id, code.id, code.auth_time,
-                   to_timestamp($5::float8), to_timestamp($5::float8)
+                   to_timestamp($5::float8), to_timestamp($5::float8), code.scope, code.amr
             FROM code, env, account
             WHERE code.won AND code.redirect_matches AND code.challenge_matches
             RETURNING id, auth_time, last_refreshed_at
@@ -89,7 +89,8 @@ public struct PostgresAuthorizations: Sendable {
                (SELECT count(*) FROM revoked) AS revoked_count,
                new_session.id AS session_id, new_session.auth_time, new_session.last_refreshed_at,
                to_timestamp($5::float8) + make_interval(mins => env.access_token_ttl_minutes) AS access_expires_at,
-               account.id AS user_id, account.email, account.name, account.image_url
+               account.id AS user_id, account.email, account.name, account.image_url,
+               code.scope, code.nonce, code.amr, env.id_token_signing_alg, account.created_at AS profile_updated_at
         FROM (SELECT 1) AS one
         LEFT JOIN env ON true LEFT JOIN code ON true LEFT JOIN new_session ON true LEFT JOIN account ON true
         """
@@ -129,7 +130,8 @@ public struct PostgresAuthorizations: Sendable {
                 idleExpiresAt: windows.idleExpiresAt,
                 user: SessionUser(
                     id: try row.string("user_id"), email: try row.string("email"), name: try row.string("name"),
-                    imageURL: row["image_url"]))
+                    imageURL: row["image_url"]),
+                grant: try PostgresStore.grant(from: row, nonce: row["nonce"]))
         }
         return ExchangeFacts(
             clientKnown: true, code: .won, redirectPresent: redirectPresent, redirectMatches: redirectMatches,
@@ -188,16 +190,17 @@ extension PostgresAuthorizations: ConsentStore {
                     FROM browser_sessions b
                     WHERE r.id = $1 AND r.completed_at IS NULL AND r.expires_at > to_timestamp($4::float8)
                       AND r.browser_session_id = $2 AND b.id = r.browser_session_id AND b.ended_at IS NULL
-                    RETURNING r.environment_id, r.redirect_uri, r.code_challenge, b.user_id, b.id AS browser_session_id, b.auth_time
+                    RETURNING r.environment_id, r.redirect_uri, r.code_challenge, b.user_id, b.id AS browser_session_id, b.auth_time,
+                              r.scope, r.nonce, b.amr
                 ), consent AS (
                     INSERT INTO consents (user_id, environment_id, granted_at)
                     SELECT user_id, environment_id, to_timestamp($4::float8) FROM request WHERE $6::boolean
                     ON CONFLICT (user_id, environment_id) DO NOTHING
                 )
                 INSERT INTO authorization_codes (code_hash, environment_id, user_id, browser_session_id, redirect_uri,
-                    code_challenge, auth_time, issued_at, expires_at)
+                    code_challenge, auth_time, issued_at, expires_at, scope, nonce, amr)
                 SELECT $3, environment_id, user_id, browser_session_id, redirect_uri, code_challenge, auth_time,
-                       to_timestamp($4::float8), to_timestamp($5::float8)
+                       to_timestamp($4::float8), to_timestamp($5::float8), scope, nonce, amr
                 FROM request
                 RETURNING id
                 """,
@@ -260,11 +263,11 @@ extension PostgresAuthorizations: StartStore {
         )
         INSERT INTO authorization_requests (environment_id, redirect_uri, redirect_kind, state, code_challenge,
             prompt_login, login_hint, browser_binding_hash, browser_session_id, created_at, expires_at, standard_endpoint,
-            redirect_scheme, redirect_host, redirect_port, redirect_path_and_query, prompt_consent)
+            redirect_scheme, redirect_host, redirect_port, redirect_path_and_query, prompt_consent, scope, nonce)
         SELECT $1::uuid, $2, $3, $4, $5, $6::boolean, $7,
                COALESCE((SELECT binding_hash FROM adopted), (SELECT binding_hash FROM minted)),
                (SELECT id FROM browser), to_timestamp($8::float8), to_timestamp($9::float8), $10::boolean,
-               $16, $17, $18::integer, $19, $21::boolean
+               $16, $17, $18::integer, $19, $21::boolean, $22, $23
         RETURNING id, browser_session_id IS NOT NULL AS authenticated, NOT EXISTS (SELECT 1 FROM adopted) AS minted
         """
 
@@ -283,6 +286,7 @@ extension PostgresAuthorizations: StartStore {
                     pending.browserSessionTokenHash, String(pending.sessionMaxAgeDays), request.redirect.scheme,
                     request.redirect.host, request.redirect.port.map(String.init), request.redirect.pathAndQuery,
                     request.options.maxAgeSeconds.map(String.init), request.options.prompts.contains(.consent) ? "true" : "false",
+                    request.scope.value, request.nonce?.value,
                 ]
             ).rows[0]
         }

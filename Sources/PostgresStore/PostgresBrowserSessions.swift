@@ -10,12 +10,15 @@ public struct PostgresBrowserSessions: Sendable, SignOutStore {
     /// - Parameter pool: the connection pool every statement goes through.
     public init(pool: PostgresPool) { self.pool = pool }
 
-    static func insert(_ connection: PostgresConnection, tokenHash: String, userID: String, now: Date) throws -> String {
+    /// Inserts a browser session authenticated now by `methods` (`amr`, sql/010).
+    static func insert(
+        _ connection: PostgresConnection, tokenHash: String, userID: String, now: Date, methods: AuthenticationMethods = .password
+    ) throws -> String {
         try connection.query(
             """
-            INSERT INTO browser_sessions (token_hash, user_id, auth_time, created_at)
-            VALUES ($1, $2, to_timestamp($3::float8), to_timestamp($3::float8)) RETURNING id
-            """, [tokenHash, userID, SQLTime.parameter(now)]
+            INSERT INTO browser_sessions (token_hash, user_id, auth_time, created_at, amr)
+            VALUES ($1, $2, to_timestamp($3::float8), to_timestamp($3::float8), $4) RETURNING id
+            """, [tokenHash, userID, SQLTime.parameter(now), methods.rawValue]
         ).rows[0].string("id")
     }
 

@@ -145,6 +145,14 @@ public struct PostgresMFA: Sendable, TOTPEnrolmentStore, SecondFactorStore, MFAC
     /// pending app sign-in, if any, is attached to the new browser session.
     /// - Returns: the browser session id, or nil when the challenge was completed, expired, or its account closed.
     public func completeMFAChallenge(id: String, browserSessionTokenHash: String, now: Date) throws -> String? {
+        try completeMFAChallenge(id: id, browserSessionTokenHash: browserSessionTokenHash, methods: .passwordAndTOTP, now: now)
+    }
+
+    /// Completes a live challenge and starts its browser session authenticated by `methods` (`amr`, sql/010),
+    /// attaching its pending app sign-in, in one transaction.
+    public func completeMFAChallenge(id: String, browserSessionTokenHash: String, methods: AuthenticationMethods, now: Date) throws
+        -> String?
+    {
         try PostgresEdge.run {
             try pool.transaction { connection in
                 guard
@@ -159,7 +167,8 @@ public struct PostgresMFA: Sendable, TOTPEnrolmentStore, SecondFactorStore, MFAC
                     ).first
                 else { return nil }
                 let browserSessionID = try PostgresBrowserSessions.insert(
-                    connection, tokenHash: browserSessionTokenHash, userID: try challenge.string("user_id"), now: now)
+                    connection, tokenHash: browserSessionTokenHash, userID: try challenge.string("user_id"), now: now,
+                    methods: methods)
                 if let requestID = challenge["authorization_request_id"] {
                     try connection.query(
                         "UPDATE authorization_requests SET browser_session_id = $2 WHERE id = $1 AND completed_at IS NULL",

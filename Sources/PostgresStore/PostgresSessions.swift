@@ -23,7 +23,8 @@ public struct PostgresSessions: Sendable {
     // the session row keeps no copy of the latest pair (sql/008).
     static let refreshSQL = """
         WITH env AS (
-            SELECT id, session_max_age_days, session_idle_days, access_token_ttl_minutes, refresh_reuse_grace_seconds
+            SELECT id, session_max_age_days, session_idle_days, access_token_ttl_minutes, refresh_reuse_grace_seconds,
+                   id_token_signing_alg
             FROM environments WHERE publishable_key = $1
         ), gate AS (
             SELECT EXISTS (
@@ -60,7 +61,8 @@ public struct PostgresSessions: Sendable {
             WHERE s.id = p.session_id AND s.revoked_at IS NULL AND p.closed_at IS NULL
               AND s.auth_time + make_interval(secs => env.session_max_age_days * 86400) > to_timestamp($3::float8)
               AND s.last_refreshed_at + make_interval(secs => env.session_idle_days * 86400) > to_timestamp($3::float8)
-            RETURNING s.id, s.user_id, s.generation, s.revoked_at IS NOT NULL AS reused, s.auth_time, s.last_refreshed_at
+            RETURNING s.id, s.user_id, s.generation, s.revoked_at IS NOT NULL AS reused, s.auth_time, s.last_refreshed_at,
+                      s.scope, s.amr
         ), new_refresh_token AS (
             INSERT INTO refresh_tokens (token_hash, session_id, generation, issued_at)
             SELECT $5, id, generation, to_timestamp($3::float8) FROM refreshed WHERE NOT reused
@@ -79,7 +81,8 @@ public struct PostgresSessions: Sendable {
                    AS presented_past_window,
                refreshed.id AS session_id, refreshed.reused, refreshed.auth_time, refreshed.last_refreshed_at,
                to_timestamp($3::float8) + make_interval(mins => env.access_token_ttl_minutes) AS access_expires_at,
-               u.id AS user_id, u.email, u.name, u.image_url
+               u.id AS user_id, u.email, u.name, u.image_url,
+               refreshed.scope, refreshed.amr, env.id_token_signing_alg, u.created_at AS profile_updated_at
         FROM (SELECT 1) AS one
         LEFT JOIN env ON true LEFT JOIN presented p ON true LEFT JOIN refreshed ON true
         LEFT JOIN users u ON u.id = refreshed.user_id
@@ -118,7 +121,8 @@ public struct PostgresSessions: Sendable {
                 expiresAt: windows.expiresAt, idleExpiresAt: windows.idleExpiresAt,
                 user: SessionUser(
                     id: try row.string("user_id"), email: try row.string("email"), name: try row.string("name"),
-                    imageURL: row["image_url"])))
+                    imageURL: row["image_url"]),
+                grant: try PostgresStore.grant(from: row, nonce: nil)))
     }
 
     /// Whether an environment has this publishable key (one indexed read).
@@ -205,7 +209,8 @@ extension PostgresSessions: CurrentSessionStore {
                 let row = try pool.query(
                     """
                     SELECT s.id AS session_id, s.auth_time, a.expires_at AS access_expires_at, s.last_refreshed_at,
-                           e.session_max_age_days, e.session_idle_days, u.id AS user_id, u.email, u.name, u.image_url
+                           e.session_max_age_days, e.session_idle_days, u.id AS user_id, u.email, u.name, u.image_url,
+                           s.scope, s.amr, e.id_token_signing_alg, u.created_at AS profile_updated_at
                     FROM access_tokens a JOIN sessions s ON s.id = a.session_id
                     JOIN environments e ON e.id = s.environment_id JOIN users u ON u.id = s.user_id
                     WHERE a.token_hash = $1 AND s.revoked_at IS NULL AND u.closed_at IS NULL
@@ -223,12 +228,24 @@ extension PostgresSessions: CurrentSessionStore {
                 expiresAt: windows.expiresAt, idleExpiresAt: windows.idleExpiresAt,
                 user: SessionUser(
                     id: try row.string("user_id"), email: try row.string("email"), name: try row.string("name"),
-                    imageURL: row["image_url"]))
+                    imageURL: row["image_url"]),
+                grant: try PostgresStore.grant(from: row, nonce: nil))
         }
     }
 }
 
 extension PostgresStore {
+    /// A session's grant from a row with `scope`, `amr`, `auth_time`, `id_token_signing_alg` and
+    /// `profile_updated_at` (the exchange's and the refresh's statements, sql/010). `nonce` only on the
+    /// code exchange.
+    static func grant(from row: PostgresRow, nonce: String?) throws -> SessionGrant {
+        SessionGrant(
+            scope: GrantedScope(requested: row["scope"]), nonce: nonce, methods: AuthenticationMethods(stored: row["amr"]),
+            authTime: try row.date("auth_time"),
+            algorithm: row["id_token_signing_alg"].flatMap(SigningAlgorithm.init(rawValue:)) ?? .rs256,
+            profileUpdatedAt: try row.date("profile_updated_at"))
+    }
+
     /// The app sessions' aggregate.
     public var sessions: PostgresSessions { PostgresSessions(pool: pool) }
 

@@ -350,12 +350,17 @@ public enum ConfigurationLoader {
         }
     }
 
-    /// The issuer must be an absolute `https` URL with no query or fragment, or `http` on a loopback host.
+    /// The issuer must be an origin (`https://host[:port]`: no path, query, fragment, user information or
+    /// trailing slash; the discovery document's `issuer` and every ID token's `iss` are this text byte for
+    /// byte, docs/protocol.md, "OpenID Connect"), `https`, or `http` on a loopback host.
     static func validateIssuer(_ issuer: String) throws {
         guard let url = URL(string: issuer), let scheme = url.scheme, let host = url.host, !host.isEmpty,
-            url.query == nil, url.fragment == nil, !issuer.hasSuffix("/")
+            url.query == nil, url.fragment == nil, url.user == nil, url.password == nil, url.path.isEmpty,
+            !issuer.hasSuffix("/"), issuer.hasPrefix(scheme + "://")
         else {
-            throw ConfigurationError(key: "ZEVAUTH_ISSUER", problem: "must be an absolute URL without query, fragment or trailing slash")
+            throw ConfigurationError(
+                key: "ZEVAUTH_ISSUER",
+                problem: "must be an origin such as https://id.example.com: no path, query, fragment or trailing slash")
         }
         let loopback = ["127.0.0.1", "localhost", "::1", "[::1]"].contains(host)
         guard scheme == "https" || (scheme == "http" && loopback) else {

@@ -1,3 +1,4 @@
+import Authorize
 import Encoding
 import HTTPServer
 
@@ -17,11 +18,18 @@ struct ConstantDocuments: Sendable {
 
     /// Encodes the documents that depend on `configuration`.
     init(configuration: ServerConfiguration) {
-        metadata = JSONWriter.encode(Self.metadataDocument(issuer: configuration.issuer), capacity: 1024)
+        metadata = JSONWriter.encode(Self.metadataDocument(issuer: configuration.issuer), capacity: 2048)
     }
 
-    /// The RFC 8414 §2 authorization server metadata for `issuer` (an https origin without a trailing
-    /// slash). No `scopes_supported`: no scope is granted (docs/decisions.md).
+    /// The claims an ID token or userinfo may carry (OpenID Connect Discovery 1.0 §3, `claims_supported`).
+    static let claimsSupported: [JSONValue] = [
+        "iss", "sub", "aud", "azp", "iat", "exp", "auth_time", "nonce", "amr", "sid", "at_hash", "name", "picture",
+        "updated_at", "email", "email_verified",
+    ]
+
+    /// One document for both well-known paths (docs/protocol.md, "OpenID Connect"): the RFC 8414 §2
+    /// authorization server metadata and the OpenID Provider Metadata (OpenID Connect Discovery 1.0 §3) for
+    /// `issuer` (an origin without a trailing slash, byte-identical to `ZEVAUTH_ISSUER`).
     static func metadataDocument(issuer: String) -> JSONValue {
         [
             "issuer": .string(issuer),
@@ -36,6 +44,17 @@ struct ConstantDocuments: Sendable {
             "token_endpoint_auth_methods_supported": ["none"],
             "revocation_endpoint_auth_methods_supported": ["none"],
             "authorization_response_iss_parameter_supported": true,
+            "jwks_uri": .string(issuer + "/.well-known/jwks.json"),
+            "userinfo_endpoint": .string(issuer + "/oauth2/userinfo"),
+            "end_session_endpoint": .string(issuer + "/oauth2/logout"),
+            "scopes_supported": .array(GrantedScope.known.map(JSONValue.string)),
+            "claims_supported": .array(claimsSupported),
+            "subject_types_supported": ["public"],
+            "id_token_signing_alg_values_supported": .array(SigningAlgorithm.allCases.map { .string($0.rawValue) }),
+            "prompt_values_supported": ["none", "login", "consent"],
+            "request_parameter_supported": false,
+            "request_uri_parameter_supported": false,
+            "claims_parameter_supported": false,
         ]
     }
 

@@ -129,8 +129,9 @@ enum ErrorRenderer {
     }
 
     /// The headers the renderer adds to a JSON or HTML error: `Retry-After` for a 429 or 503 that names
-    /// one, and `WWW-Authenticate` on a 401 `invalid_client` or `invalid_token` (the answer's challenge, or
-    /// `Bearer`; RFC 6750 §3, RFC 6749 §5.2).
+    /// one, `WWW-Authenticate` on a 401 `invalid_client` or `invalid_token` (the answer's challenge, or
+    /// `Bearer`; RFC 6750 §3, RFC 6749 §5.2), and `Bearer error="insufficient_scope"` on a 403
+    /// `insufficient_scope` (RFC 6750 §3.1).
     static func headers(_ answer: ErrorAnswer, status: Int, at place: ErrorPlace) -> [(String, String)] {
         var headers: [(String, String)] = []
         switch answer.condition {
@@ -144,6 +145,9 @@ enum ErrorRenderer {
             case .bearerInvalidToken: headers.append(("WWW-Authenticate", "Bearer error=\"invalid_token\""))
             case .basic: headers.append(("WWW-Authenticate", "Basic realm=\"ZevAuth\""))
             }
+        }
+        if status == 403, wireCode == .insufficientScope {
+            headers.append(("WWW-Authenticate", "Bearer error=\"insufficient_scope\""))
         }
         return headers
     }

@@ -74,7 +74,8 @@ struct ExchangeHandler: Sendable {
             publishableKey: publishableKey, code: fields.code, redirectURI: fields.redirectURI, codeVerifier: fields.codeVerifier,
             gate: gate?.stored, now: now, observe: { context.metrics.exchange(Self.metric($0)) })
         if case .rateLimited = outcome { context.metrics.rateLimited(.exchangeFailuresPerAddress) }
-        return GrantResult(outcome, now: now, retryAfterSeconds: gate?.retryAfterSeconds ?? 1)
+        return try GrantResult(outcome, now: now, retryAfterSeconds: gate?.retryAfterSeconds ?? 1)
+            .withIDToken(context: context, clientID: publishableKey)
     }
 
     /// The `zevauth_exchanges_total` outcome of one statement's facts, in the decision's row order.

@@ -80,7 +80,8 @@ struct MFAFlow: Sendable {
         case .accepted:
             break
         }
-        guard let completed = try challenges.complete(loaded.challenge, now: context.clock.now()) else {
+        let methods = AuthenticationMethods(secondFactor: SecondFactorCode(form["code"] ?? ""))
+        guard let completed = try challenges.complete(loaded.challenge, methods: methods, now: context.clock.now()) else {
             return Pages.error(status: 400, PersonFacingErrors.signInOver, code: "invalid_request")
         }
         let cookie = context.setCookie(.session, completed.token, maxAge: AccountRules.browserSessionCookieSeconds)

@@ -12,6 +12,10 @@ extension Routes {
         add("POST", "/v1/auth/session/revoke") { request, _ in try grants.handleRevoke(request) }
         let documents = ConstantDocuments(configuration: context.configuration)
         add("GET", "/.well-known/oauth-authorization-server") { _, _ in StandardOAuthHandlers.metadata(documents) }
+        add("GET", "/.well-known/openid-configuration") { _, _ in StandardOAuthHandlers.metadata(documents) }
+        let userInfo = UserInfoHandler(context: context)
+        add("GET", "/oauth2/userinfo") { request, _ in try userInfo.handle(request) }
+        add("POST", "/oauth2/userinfo") { request, _ in try userInfo.handle(request) }
         add("POST", "/oauth2/token") { request, _ in try standard.token(request) }
         add("POST", "/oauth2/revoke") { request, _ in try standard.revoke(request) }
         add("POST", "/oauth2/introspect") { request, _ in try standard.introspect(request) }

@@ -23,6 +23,9 @@ struct SessionAdminHandlers: Sendable {
 
     // MARK: Settings
 
+    /// The settings member naming the environment's ID-token algorithm (`RS256` or `ES256`).
+    static let signingAlgorithmField = "idTokenSigningAlg"
+
     /// `GET /v1/admin/settings` → 200 with the four settings.
     func getSettings(_ request: HTTPRequest) throws -> HTTPResponse {
         switch try environment(request) {
@@ -44,8 +47,8 @@ struct SessionAdminHandlers: Sendable {
         guard let body = JSONObjectBody(request.body) else { return AdminHandlers.badBody }
         // An unknown member is described without its name: a description never echoes request input
         // (docs/protocol.md, "Errors"); only the known fields are named.
-        if body.names.contains(where: { SessionSetting(rawValue: $0) == nil }) {
-            let known = SessionSetting.allCases.map(\.field).joined(separator: ", ")
+        if body.names.contains(where: { SessionSetting(rawValue: $0) == nil && $0 != Self.signingAlgorithmField }) {
+            let known = (SessionSetting.allCases.map(\.field) + [Self.signingAlgorithmField]).joined(separator: ", ")
             return Wire.error(.invalidRequest, "The body has a field that is not a setting; the settings are \(known).")
         }
         var values: [SessionSetting: Int] = [:]
@@ -64,8 +67,16 @@ struct SessionAdminHandlers: Sendable {
             }
             values[setting] = value
         }
+        // The ID tokens' algorithm (docs/protocol.md, "OpenID Connect"): exactly "RS256" or "ES256".
+        var algorithm: SigningAlgorithm?
+        if let raw = body[Self.signingAlgorithmField] {
+            guard let name = raw.stringValue, let parsed = SigningAlgorithm(rawValue: name) else {
+                return AdminHandlers.invalidField(Self.signingAlgorithmField, "must be \"RS256\" or \"ES256\"")
+            }
+            algorithm = parsed
+        }
         switch try UpdateSessionSettings(store: context.tenancy.sessionSettings)(
-            environmentID: environment.id, values: values, now: context.clock.now())
+            environmentID: environment.id, values: values, idTokenSigningAlg: algorithm, now: context.clock.now())
         {
         case .outOfBounds(let setting): return AdminHandlers.invalidField(setting.field, setting.rule)
         case .environmentGone: return Wire.error(.notFound, "The environment no longer exists.")

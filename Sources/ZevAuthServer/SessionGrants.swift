@@ -11,11 +11,26 @@ struct GrantResult {
     let now: Date
     /// Seconds until the failure window ends, answered when the outcome is `.rateLimited`.
     let retryAfterSeconds: Int
+    /// The ID token issued with the pair, for an OpenID sign-in's session (docs/protocol.md, "OpenID Connect").
+    var idToken: String?
 
     init(_ outcome: GrantOutcome, now: Date = Date(timeIntervalSince1970: 0), retryAfterSeconds: Int = 1) {
         self.outcome = outcome
         self.now = now
         self.retryAfterSeconds = retryAfterSeconds
+    }
+
+    /// This result with the ID token of an issued OpenID session signed (`IssueIDToken`); any other result
+    /// unchanged. The pair is committed before it is signed: a signing failure answers 503 and the client
+    /// signs in again (a repeated code is a replay, which ends the session it made).
+    /// - Throws: `StoreUnavailable` when the signing keys cannot be read.
+    func withIDToken(context: ServerContext, clientID: String) throws -> GrantResult {
+        guard case .issued(let session, let accessToken, _) = outcome, session.grant.scope.openID else { return self }
+        var result = self
+        result.idToken = try IssueIDToken(
+            signer: context.roundTrip.idTokenSigner, sha256: { [secrets = context.secrets] in secrets.sha256($0) })(
+                issuer: context.configuration.issuer, clientID: clientID, session: session, accessToken: accessToken, now: now)
+        return result
     }
 
     /// A refusal with `error`.
@@ -38,9 +53,13 @@ struct GrantResult {
         case .issued(let session, let accessToken, let refreshToken):
             switch surface {
             case .zevAuth:
-                return Wire.json(status: 200, SessionBody(session: session, accessToken: accessToken, refreshToken: refreshToken, now: now))
+                return Wire.json(
+                    status: 200,
+                    SessionBody(session: session, accessToken: accessToken, refreshToken: refreshToken, now: now, idToken: idToken))
             case .standard:
-                return Wire.json(status: 200, TokenBody(session: session, accessToken: accessToken, refreshToken: refreshToken, now: now))
+                return Wire.json(
+                    status: 200,
+                    TokenBody(session: session, accessToken: accessToken, refreshToken: refreshToken, now: now, idToken: idToken))
             }
         }
     }
@@ -82,12 +101,14 @@ struct SessionUserBody: JSONEncodable {
 }
 
 /// The exchange's and the refresh's success body (docs/protocol.md#exchange-success): the session and the
-/// safe user fields, never the internal records.
+/// safe user fields, never the internal records. `session.scope` is the granted scope (`""` when none);
+/// `session.idToken` is present for an OpenID sign-in's session.
 struct SessionBody: JSONEncodable {
     let session: IssuedSession
     let accessToken: String
     let refreshToken: String
     let now: Date
+    var idToken: String? = nil
 
     func encode(to writer: inout JSONWriter) {
         writer.object { object in
@@ -100,6 +121,8 @@ struct SessionBody: JSONEncodable {
                     fields.field("expiresIn", secondsUntil(session.accessExpiresAt, from: now))
                     fields.field("expiresAt", Wire.timestamp(session.expiresAt))
                     fields.field("idleExpiresAt", Wire.timestamp(session.idleExpiresAt))
+                    fields.field("scope", session.grant.scope.value)
+                    fields.fieldIfPresent("idToken", idToken)
                 }
             }
             object.field("user", SessionUserBody(user: session.user))
@@ -107,12 +130,14 @@ struct SessionBody: JSONEncodable {
     }
 }
 
-/// The standard token endpoint's success body (RFC 6749 §5.1).
+/// The standard token endpoint's success body (RFC 6749 §5.1; `scope` always, `""` when none;
+/// `id_token` for an OpenID sign-in's session, OpenID Connect Core §3.1.3.3).
 struct TokenBody: JSONEncodable {
     let session: IssuedSession
     let accessToken: String
     let refreshToken: String
     let now: Date
+    var idToken: String? = nil
 
     func encode(to writer: inout JSONWriter) {
         writer.object { object in
@@ -120,6 +145,8 @@ struct TokenBody: JSONEncodable {
             object.field("token_type", "Bearer")
             object.field("refresh_token", refreshToken)
             object.field("expires_in", secondsUntil(session.accessExpiresAt, from: now))
+            object.field("scope", session.grant.scope.value)
+            object.fieldIfPresent("id_token", idToken)
         }
     }
 }
@@ -157,7 +184,8 @@ struct SessionGrants: Sendable {
             publishableKey: publishableKey, refreshToken: refreshToken, gate: gate?.stored, now: now,
             observe: { context.metrics.refresh(Self.metric($0)) })
         if case .rateLimited = outcome { context.metrics.rateLimited(.refreshFailuresPerAddress) }
-        return GrantResult(outcome, now: now, retryAfterSeconds: gate?.retryAfterSeconds ?? 1)
+        return try GrantResult(outcome, now: now, retryAfterSeconds: gate?.retryAfterSeconds ?? 1)
+            .withIDToken(context: context, clientID: publishableKey)
     }
 
     /// The `zevauth_refreshes_total` outcome of one refresh statement.

@@ -77,6 +77,7 @@ struct SettingsBody: JSONEncodable {
     func encode(to writer: inout JSONWriter) {
         writer.object { object in
             for setting in SessionSetting.allCases { object.field(setting.field, setting.value(in: environment)) }
+            object.field(SessionAdminHandlers.signingAlgorithmField, environment.idTokenSigningAlg.rawValue)
         }
     }
 }

@@ -198,6 +198,12 @@ import ZevAuthTesting
         #expect(nothing.status == 2)
         expectSentence(nothing.output, "at least one setting")
         #expect(runCLI(["settings", "set", "--session-idle-days", "seven"], environment: secretEnv).status == 2)
+        let algorithm = runCLI(["settings", "set", "--id-token-signing-alg", "ES256", "--json"], environment: secretEnv)
+        #expect(algorithm.status == 0)
+        #expect(try json(algorithm.output)["idTokenSigningAlg"] as? String == "ES256")
+        let refusedAlgorithm = runCLI(["settings", "set", "--id-token-signing-alg", "none"], environment: secretEnv)
+        #expect(refusedAlgorithm.status == 1)
+        expectSentence(refusedAlgorithm.output, "400 invalid_request: idTokenSigningAlg")
     }
 
     /// An operand goes to the server as given (percent-encoded when it is a path segment), so a bad one gets

@@ -40,6 +40,22 @@ import ZevAuthTesting
         }
     }
 
+    /// With ID tokens signed (a test signer until the keys are wired), every OpenID check runs and passes.
+    @Test func theOpenIDChecksRunAndPassWithASigner() throws {
+        let server = try TestServer(live: true, ports: { $0.idTokenSigner = FakeIDTokenSigner() })
+        let fixture = try Fixture.make(store: server.store)
+        let options = Self.options(server, fixture)
+        let suite = Suite(options: options, agent: Agent(options: options, redactor: Redactor()))
+        let results = suite.run()
+        let failures = results.filter { $0.verdict == .fail }
+        #expect(failures.isEmpty, "\(failures.map { "\($0.clause) \($0.title): \($0.seen)" })")
+        let openID = results.filter {
+            $0.title.hasPrefix("ID token:") || $0.title.hasPrefix("userinfo:") || $0.title.hasPrefix("discovery:")
+        }
+        #expect(openID.count >= 15)
+        #expect(openID.allSatisfy { $0.verdict == .pass }, "\(openID.filter { $0.verdict != .pass }.map(\.title))")
+    }
+
     @Test func aRateLimitedGroupIsSkippedWithTheReason() throws {
         let server = try TestServer(live: true) { configuration in configuration.rateLimits.exchangeFailuresPerAddress = 1 }
         let fixture = try Fixture.make(store: server.store)

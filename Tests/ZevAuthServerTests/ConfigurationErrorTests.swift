@@ -49,6 +49,8 @@ import ZevAuthTesting
 
     @Test(arguments: [
         ("ZEVAUTH_ISSUER", "ftp://id.example.com"), ("ZEVAUTH_ISSUER", "https://id.example.com/"),
+        ("ZEVAUTH_ISSUER", "https://id.example.com/auth"), ("ZEVAUTH_ISSUER", "https://user@id.example.com"),
+        ("ZEVAUTH_ISSUER", "https://id.example.com?x=1"),
         ("ZEVAUTH_OPERATOR_TOKEN", "short"), ("ZEVAUTH_DATABASE_URL", ""), ("ZEVAUTH_ENCRYPTION_KEY", "abc"),
         ("ZEVAUTH_TRUSTED_PROXIES", "proxy.internal"), ("ZEVAUTH_TRUSTED_PROXIES", "10.0.0.0/8"),
         ("ZEVAUTH_HTTP_THREADS", "0"), ("ZEVAUTH_DATABASE_POOL_SIZE", "many"), ("ZEVAUTH_LINK_CHECKS", "maybe"),

@@ -36,7 +36,9 @@ import ZevAuthTesting
         #expect(response.status == 200)
         #expect(response.header("cache-control") == "no-store")
         let session = try #require(response.json["session"] as? [String: Any])
-        #expect(Set(session.keys) == ["id", "accessToken", "refreshToken", "tokenType", "expiresIn", "expiresAt", "idleExpiresAt"])
+        #expect(
+            Set(session.keys) == ["id", "accessToken", "refreshToken", "tokenType", "expiresIn", "expiresAt", "idleExpiresAt", "scope"])
+        #expect(session["scope"] as? String == "")
         #expect(session["tokenType"] as? String == "Bearer")
         #expect(session["expiresIn"] as? Int == 900)
         let user = try #require(response.json["user"] as? [String: Any])

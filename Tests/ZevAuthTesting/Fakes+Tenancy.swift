@@ -113,12 +113,13 @@ extension FakeTenancyStore: SecretKeyLookupStore, ProjectCreationStore, ProjectL
         state.withLock { state in
             guard let index = state.environments.firstIndex(where: { $0.id == environmentID }) else { return nil }
             let e = state.environments[index]
-            let updated = EnvironmentRecord(
+            var updated = EnvironmentRecord(
                 id: e.id, projectID: e.projectID, projectName: e.projectName, kind: e.kind, publishableKey: e.publishableKey,
                 sessionMaxAgeDays: update.sessionMaxAgeDays ?? e.sessionMaxAgeDays,
                 sessionIdleDays: update.sessionIdleDays ?? e.sessionIdleDays,
                 accessTokenTTLMinutes: update.accessTokenTTLMinutes ?? e.accessTokenTTLMinutes,
                 refreshReuseGraceSeconds: update.refreshReuseGraceSeconds ?? e.refreshReuseGraceSeconds)
+            updated.idTokenSigningAlg = update.idTokenSigningAlg ?? e.idTokenSigningAlg
             state.environments[index] = updated
             return updated
         }

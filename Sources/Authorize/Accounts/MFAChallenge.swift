@@ -71,6 +71,19 @@ public protocol MFAChallengeStore: Sendable {
     /// its pending app sign-in, in one transaction. - Returns: the browser session's id, or nil when the
     /// challenge was completed, expired, or its account closed. - Throws: `StoreUnavailable`.
     func completeMFAChallenge(id: String, browserSessionTokenHash: String, now: Date) throws -> String?
+    /// The same, recording how the browser session was authenticated (`amr`, docs/protocol.md, "OpenID
+    /// Connect"). A store that records no methods answers as `completeMFAChallenge(id:browserSessionTokenHash:now:)`.
+    func completeMFAChallenge(id: String, browserSessionTokenHash: String, methods: AuthenticationMethods, now: Date) throws
+        -> String?
+}
+
+extension MFAChallengeStore {
+    /// Records no methods: completes the challenge as `completeMFAChallenge(id:browserSessionTokenHash:now:)`.
+    public func completeMFAChallenge(id: String, browserSessionTokenHash: String, methods: AuthenticationMethods, now: Date) throws
+        -> String?
+    {
+        try completeMFAChallenge(id: id, browserSessionTokenHash: browserSessionTokenHash, now: now)
+    }
 }
 
 /// The challenge of the second-factor step (docs/protocol.md#totp): it lives 10 minutes, completes once,
@@ -117,11 +130,16 @@ public struct MFAChallenge: Sendable {
     }
 
     /// Completes `challenge` after its second factor was accepted.
+    /// - Parameter methods: how the person authenticated (`amr`): the password and the kind of code accepted.
     /// - Returns: the new browser session's cookie secret, or nil when the challenge ended meanwhile.
     /// - Throws: `StoreUnavailable`, or when the CSPRNG fails.
-    public func complete(_ challenge: MFAChallengeRecord, now: Date) throws -> Completed? {
+    public func complete(_ challenge: MFAChallengeRecord, methods: AuthenticationMethods = .passwordAndTOTP, now: Date) throws
+        -> Completed?
+    {
         let token = try secrets.mintToken(prefix: AccountRules.browserSessionTokenPrefix)
-        guard try store.completeMFAChallenge(id: challenge.id, browserSessionTokenHash: secrets.digest(token), now: now) != nil
+        guard
+            try store.completeMFAChallenge(
+                id: challenge.id, browserSessionTokenHash: secrets.digest(token), methods: methods, now: now) != nil
         else { return nil }
         return Completed(token: token, authorizationRequestID: challenge.authorizationRequestID)
     }

@@ -29,13 +29,19 @@ public struct IssuedSession: Sendable, Equatable {
     /// End if not refreshed: last refresh + the environment's idle window, never after `expiresAt`.
     public let idleExpiresAt: Date
     public let user: SessionUser
+    /// What the session was granted (scope, nonce on the exchange, `amr`, `auth_time`), for its ID token.
+    public var grant: SessionGrant
 
-    public init(sessionID: String, accessExpiresAt: Date, expiresAt: Date, idleExpiresAt: Date, user: SessionUser) {
+    public init(
+        sessionID: String, accessExpiresAt: Date, expiresAt: Date, idleExpiresAt: Date, user: SessionUser,
+        grant: SessionGrant = .plain
+    ) {
         self.sessionID = sessionID
         self.accessExpiresAt = accessExpiresAt
         self.expiresAt = expiresAt
         self.idleExpiresAt = idleExpiresAt
         self.user = user
+        self.grant = grant
     }
 
     /// A session's windows from its stored times and the environment's settings, in days

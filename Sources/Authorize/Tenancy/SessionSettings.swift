@@ -88,10 +88,14 @@ public struct UpdateSessionSettings: Sendable {
     ///   - values: the whole numbers given, by setting.
     ///   - now: when the change happens (sessions past a window are ended as of it).
     /// - Throws: `StoreUnavailable`.
-    public func callAsFunction(environmentID: String, values: [SessionSetting: Int], now: Date) throws -> Outcome {
+    ///   - idTokenSigningAlg: the ID tokens' new algorithm, or nil to keep it.
+    public func callAsFunction(
+        environmentID: String, values: [SessionSetting: Int], idTokenSigningAlg: SigningAlgorithm? = nil, now: Date
+    ) throws -> Outcome {
         switch Self.update(values) {
         case .failure(let problem): return .outOfBounds(problem.setting)
-        case .success(let update):
+        case .success(var update):
+            update.idTokenSigningAlg = idTokenSigningAlg
             guard let updated = try store.updateSessionSettings(environmentID: environmentID, update, now: now) else {
                 return .environmentGone
             }

@@ -21,6 +21,9 @@ public struct EnvironmentRecord: Sendable, Equatable {
     public let accessTokenTTLMinutes: Int
     /// Seconds an earlier refresh token keeps working after its rotation (0–60).
     public let refreshReuseGraceSeconds: Int
+    /// The JWS algorithm of the environment's ID tokens (`idTokenSigningAlg`, docs/protocol.md, "OpenID
+    /// Connect"); RS256 unless changed.
+    public var idTokenSigningAlg: SigningAlgorithm = .rs256
 
     /// Creates an environment record (stores build it from a row; tests from literals).
     public init(
@@ -135,6 +138,8 @@ public struct SessionSettingsUpdate: Sendable, Equatable {
     public var sessionIdleDays: Int?
     public var accessTokenTTLMinutes: Int?
     public var refreshReuseGraceSeconds: Int?
+    /// The ID tokens' algorithm, or nil to keep it.
+    public var idTokenSigningAlg: SigningAlgorithm?
 
     /// Creates an update; nil fields keep their value.
     public init(
