@@ -37,12 +37,21 @@ public struct PostgresEmail: Sendable, EmailCodeStore, EmailOutboxStore, Securit
             ])
     }
 
-    /// Queues a notice for the account's stored address (`SecurityNotices`).
+    /// Queues a notice for the account's stored address (`SecurityNotices`). "Someone tried to sign up"
+    /// goes at most once an hour per account, so repeated sign-ups cannot flood a mailbox.
     public func queue(_ notice: SecurityNotice, userID: String, now: Date) throws {
         guard UUID(uuidString: userID) != nil else { return }
         try PostgresEdge.run {
-            try pool.withConnection {
-                try Self.enqueue($0, userID: userID, kind: notice.rawValue, codeID: nil, codeSealed: nil, scope: scope, now: now)
+            try pool.transaction { connection in
+                if notice == .signUpAttempted,
+                    try connection.query(
+                        "SELECT 1 FROM email_outbox WHERE user_id = $1 AND kind = $2 AND created_at > to_timestamp($3::float8) - interval '1 hour'",
+                        [userID, notice.rawValue, SQLTime.parameter(now)]
+                    ).first != nil
+                {
+                    return
+                }
+                try Self.enqueue(connection, userID: userID, kind: notice.rawValue, codeID: nil, codeSealed: nil, scope: scope, now: now)
             }
         }
     }

@@ -86,12 +86,16 @@ public struct UpdateSessionSettings: Sendable {
     /// - Parameters:
     ///   - environmentID: the calling key's environment.
     ///   - values: the whole numbers given, by setting.
+    ///   - requireVerifiedEmail: the boolean setting, when given.
     ///   - now: when the change happens (sessions past a window are ended as of it).
     /// - Throws: `StoreUnavailable`.
-    public func callAsFunction(environmentID: String, values: [SessionSetting: Int], now: Date) throws -> Outcome {
+    public func callAsFunction(
+        environmentID: String, values: [SessionSetting: Int], requireVerifiedEmail: Bool? = nil, now: Date
+    ) throws -> Outcome {
         switch Self.update(values) {
         case .failure(let problem): return .outOfBounds(problem.setting)
-        case .success(let update):
+        case .success(var update):
+            update.requireVerifiedEmail = requireVerifiedEmail
             guard let updated = try store.updateSessionSettings(environmentID: environmentID, update, now: now) else {
                 return .environmentGone
             }

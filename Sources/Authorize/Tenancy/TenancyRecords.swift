@@ -21,12 +21,16 @@ public struct EnvironmentRecord: Sendable, Equatable {
     public let accessTokenTTLMinutes: Int
     /// Seconds an earlier refresh token keeps working after its rotation (0–60).
     public let refreshReuseGraceSeconds: Int
+    /// Whether a sign-in asks an unverified account for an emailed code after its password
+    /// (`requireVerifiedEmail`, default false; docs/protocol.md, "Email verification").
+    public let requireVerifiedEmail: Bool
 
     /// Creates an environment record (stores build it from a row; tests from literals).
     public init(
         id: String, projectID: String, projectName: String, kind: EnvironmentKind, publishableKey: String, sessionMaxAgeDays: Int,
-        sessionIdleDays: Int, accessTokenTTLMinutes: Int, refreshReuseGraceSeconds: Int
+        sessionIdleDays: Int, accessTokenTTLMinutes: Int, refreshReuseGraceSeconds: Int, requireVerifiedEmail: Bool = false
     ) {
+        self.requireVerifiedEmail = requireVerifiedEmail
         self.id = id
         self.projectID = projectID
         self.projectName = projectName
@@ -135,12 +139,15 @@ public struct SessionSettingsUpdate: Sendable, Equatable {
     public var sessionIdleDays: Int?
     public var accessTokenTTLMinutes: Int?
     public var refreshReuseGraceSeconds: Int?
+    /// `requireVerifiedEmail` (docs/protocol.md, "Email verification").
+    public var requireVerifiedEmail: Bool?
 
     /// Creates an update; nil fields keep their value.
     public init(
         sessionMaxAgeDays: Int? = nil, sessionIdleDays: Int? = nil, accessTokenTTLMinutes: Int? = nil,
-        refreshReuseGraceSeconds: Int? = nil
+        refreshReuseGraceSeconds: Int? = nil, requireVerifiedEmail: Bool? = nil
     ) {
+        self.requireVerifiedEmail = requireVerifiedEmail
         self.sessionMaxAgeDays = sessionMaxAgeDays
         self.sessionIdleDays = sessionIdleDays
         self.accessTokenTTLMinutes = accessTokenTTLMinutes
