@@ -1,6 +1,5 @@
-import Foundation
-
 internal import CCurl
+import Foundation
 
 /// Where outbound mail goes (`ZEVAUTH_SMTP_URL`, `ZEVAUTH_SMTP_FROM`, `ZEVAUTH_SMTP_TIMEOUT_MS`;
 /// docs/operations.md, "Outbound email"). The URL may carry credentials (`smtp://user:password@host:port`):

@@ -132,7 +132,8 @@ struct AccountHandlers: Sendable {
         case .signedIn(let token, _):
             context.metrics.signIn(.password, .ok)
             return Wire.seeOther(
-                "/account", cookies: [sessionCookie(token), fresh.setCookie, KnownBrowsers(context: context).signedIn(userID: user.id, request)])
+                "/account",
+                cookies: [sessionCookie(token), fresh.setCookie, KnownBrowsers(context: context).signedIn(userID: user.id, request)])
         }
     }
 
@@ -263,7 +264,10 @@ struct AccountHandlers: Sendable {
             case .ok:
                 break
             }
-            guard let page = try EmailCodeFlow(context: context).startEmailChange(user: current.user, newEmail: form["new_email"] ?? "", request: request) else {
+            guard
+                let page = try EmailCodeFlow(context: context).startEmailChange(
+                    user: current.user, newEmail: form["new_email"] ?? "", request: request)
+            else {
                 return try accountPage(current, error: SignInFlow.invalidEmailMessage, status: 400)
             }
             return page

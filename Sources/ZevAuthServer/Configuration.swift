@@ -451,7 +451,8 @@ public struct MailSettings: Sendable {
     /// - Throws: `ConfigurationError` naming the key that cannot be used (never its value).
     static func load(_ values: [String: String], base: MailSettings) throws -> MailSettings {
         var settings = base
-        settings.emailsPerHour = try ConfigurationLoader.integer(values, "ZEVAUTH_RATE_EMAILS_PER_HOUR", in: 1...1_000_000) ?? settings.emailsPerHour
+        settings.emailsPerHour =
+            try ConfigurationLoader.integer(values, "ZEVAUTH_RATE_EMAILS_PER_HOUR", in: 1...1_000_000) ?? settings.emailsPerHour
         let timeout = try ConfigurationLoader.integer(values, "ZEVAUTH_SMTP_TIMEOUT_MS", in: 100...600_000) ?? 10_000
         if let url = values["ZEVAUTH_SMTP_URL"], !url.isEmpty {
             do {

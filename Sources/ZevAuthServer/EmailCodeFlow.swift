@@ -47,7 +47,9 @@ struct EmailCodeFlow: Sendable {
         return nil
     }
 
-    private func codePage(_ flowID: String, binding: String, purpose: EmailCodePurpose, error: String? = nil, notice: String? = nil, status: Int = 200)
+    private func codePage(
+        _ flowID: String, binding: String, purpose: EmailCodePurpose, error: String? = nil, notice: String? = nil, status: Int = 200
+    )
         -> HTTPResponse
     {
         EmailCodePages.code(
@@ -112,7 +114,8 @@ struct EmailCodeFlow: Sendable {
         case .wrong(let left):
             return again("That code is not right. You have \(left) \(left == 1 ? "try" : "tries") left.", 400)
         case .exhausted:
-            return again("That code was entered wrongly too many times and no longer works. Select “Send a new code” to get a new one.", 400)
+            return again(
+                "That code was entered wrongly too many times and no longer works. Select “Send a new code” to get a new one.", 400)
         case .expired:
             return again("That code has expired. Select “Send a new code” to get a new one.", 400)
         case .locked:
@@ -290,7 +293,8 @@ struct EmailCodeFlow: Sendable {
                 flowID: flow.id, csrf: csrf, error: "Two-step verification is not available right now. Try again later.", status: 503)
         case .rejected:
             return EmailCodePages.resetSecondFactor(
-                flowID: flow.id, csrf: csrf, error: "That code is not right. Enter the current code from your app, or an unused recovery code.",
+                flowID: flow.id, csrf: csrf,
+                error: "That code is not right. Enter the current code from your app, or an unused recovery code.",
                 status: 401)
         case .accepted:
             try flows.recordSecondFactor(flowID: flow.id, now: now)

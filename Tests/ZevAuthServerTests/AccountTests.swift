@@ -194,7 +194,10 @@ import ZevAuthTesting
         let code = try Mailbox.code(for: newEmail)
         let entered = try freshBrowser.postForm(
             "/account/code",
-            [("flow", try #require(hiddenField("flow", in: fresh.text))), ("csrf", try #require(hiddenField("csrf", in: fresh.text))), ("code", code)])
+            [
+                ("flow", try #require(hiddenField("flow", in: fresh.text))), ("csrf", try #require(hiddenField("csrf", in: fresh.text))),
+                ("code", code),
+            ])
         #expect(entered.status == 303)
         _ = try Self.appSession(server, server.browser(), clientID: fixture.developmentKey, email: newEmail, password: chosen)
         // The policy is enforced, with the form shown again.

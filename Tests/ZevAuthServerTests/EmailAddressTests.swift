@@ -110,7 +110,8 @@ import ZevAuthTesting
         let entered = try browser.postForm(
             "/account/code",
             [
-                ("flow", try #require(hiddenField("flow", in: signedUp.text))), ("csrf", try #require(hiddenField("csrf", in: signedUp.text))),
+                ("flow", try #require(hiddenField("flow", in: signedUp.text))),
+                ("csrf", try #require(hiddenField("csrf", in: signedUp.text))),
                 ("code", try Mailbox.code(for: first)),
             ])
         #expect(entered.status == 303)

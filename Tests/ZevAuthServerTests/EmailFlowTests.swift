@@ -266,7 +266,8 @@ import ZevAuthTesting
     @Test func threeCodesEndedByWrongAttemptsLockCodeEntryAndTellTheAccount() throws {
         let server = try TestServer()
         let fixture = try Fixture.make(store: server.store)
-        let codes = EmailCodes(store: server.store.email.scoped(server.context.configuration.mail.scope), secrets: OpenSSLSecrets(), sealer: FixedSealer())
+        let codes = EmailCodes(
+            store: server.store.email.scoped(server.context.configuration.mail.scope), secrets: OpenSSLSecrets(), sealer: FixedSealer())
         for _ in 0..<3 {
             let issued = try codes.issue(
                 EmailCodes.Request(userID: fixture.userID, purpose: .passwordReset, browserBindingHash: "b"), now: Date())

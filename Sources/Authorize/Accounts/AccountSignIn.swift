@@ -44,7 +44,9 @@ public struct AccountSignIn: Sendable {
             passwords.verifyDummy(password)
             matches = false
         }
-        guard let user, matches, !(user.selfSignedUp && !user.emailVerified), expectedAccount == nil || expectedAccount == user.id else { return .wrong }
+        guard let user, matches, !(user.selfSignedUp && !user.emailVerified), expectedAccount == nil || expectedAccount == user.id else {
+            return .wrong
+        }
         return .verified(user)
     }
 }

@@ -93,13 +93,18 @@ public enum EmailMessages {
             body = "Someone tried to create a ZevID account with this address, which already has one. Nothing was changed."
         case .emailChangeRequested:
             subject = "A change of your ZevID address was asked for"
-            body = "Someone signed in to your ZevID account asked to move it to another address. It moves only once that address is confirmed."
+            body =
+                "Someone signed in to your ZevID account asked to move it to another address. It moves only once that address is confirmed."
         case .codeEntryLocked:
             subject = "Code entry is locked for 24 hours"
             body = "Too many wrong codes were entered for your ZevID account, so codes cannot be entered for the next 24 hours."
         }
         let advice = "\n\nIf this was not you, change your password from your account page and sign out everywhere."
-        return (subject, greeting + body + (notice == .signUpAttempted ? "\n\nIf this was you, sign in instead, or use \"Forgot password?\"." : advice) + closing)
+        return (
+            subject,
+            greeting + body + (notice == .signUpAttempted ? "\n\nIf this was you, sign in instead, or use \"Forgot password?\"." : advice)
+                + closing
+        )
     }
 
     /// The complete RFC 5322 message (CRLF line endings, UTF-8 body), or nil for an unknown kind.
