@@ -108,6 +108,7 @@ enum AccountPages {
                 <p class="muted">Changing it signs you out of every app and browser, except this browser.</p>
                 <button type="submit">Change password</button>
                 </form>
+                \(EmailCodePages.changeEmailSection(hidden: hidden))
                 <h2>Sign out</h2>
                 <form method="post" action="/account/signout">\(hidden)
                 <button type="submit" class="secondary">Sign out of this browser</button></form>

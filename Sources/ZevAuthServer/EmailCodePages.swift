@@ -106,6 +106,21 @@ enum EmailCodePages {
                 """, status: status)
     }
 
+    /// The account page's "Change email" form (`hidden` is its CSRF field).
+    static func changeEmailSection(hidden: String) -> String {
+        """
+        <h2>Change email</h2>
+        <form method="post" action="/account/email">\(hidden)
+        <label for="new_email">New email address</label>
+        <input id="new_email" name="new_email" type="email" autocomplete="email" required>
+        <label for="email_password">Current password</label>
+        <input id="email_password" name="password" type="password" autocomplete="current-password" required>
+        <p class="muted">We send a code to the new address; your address changes once you enter it.</p>
+        <button type="submit">Send a code to the new address</button>
+        </form>
+        """
+    }
+
     /// A flow that cannot continue (expired, completed, another browser).
     static func over(_ message: String, status: Int = 400) -> HTTPResponse {
         Pages.page(
