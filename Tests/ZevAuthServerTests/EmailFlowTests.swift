@@ -151,6 +151,30 @@ import ZevAuthTesting
             password: "the second passphrase")
     }
 
+    @Test func requireVerifiedEmailAsksAnUnverifiedAccountForACodeAfterThePassword() throws {
+        let server = try TestServer()
+        let fixture = try Fixture.make(store: server.store)
+        let patched = try server.client.send(
+            "PATCH", "/v1/admin/settings",
+            headers: [("Authorization", "Bearer \(fixture.developmentSecret)"), ("Content-Type", "application/json")],
+            body: Array(#"{"requireVerifiedEmail":true}"#.utf8))
+        #expect(patched.status == 200)
+        #expect(patched.json["requireVerifiedEmail"] as? Bool == true)
+        let browser = server.browser()
+        let form = try SignInDriver(server: server, browser: browser).reachSignInForm(clientID: fixture.developmentKey)
+        let requestID = try #require(form.fields.first { $0.0 == "request" }?.1)
+        let page = try browser.postForm("/v1/auth/zevid/signin", form.fields + [("email", fixture.email), ("password", fixture.password)])
+        #expect(page.status == 200)
+        #expect(page.text.contains("Verify your email address"))
+        let entered = try Self.enter(browser, page: page, code: try Mailbox.code(for: fixture.email))
+        #expect(entered.header("location") == "/v1/auth/zevid/consent?request=\(requestID)")
+        #expect(try server.store.user(emailNormalized: fixture.email)?.emailVerified == true)
+        // Verified now: the next sign-in goes straight to consent.
+        _ = try SignInDriver(server: server, browser: server.browser()).run(
+            clientID: fixture.developmentKey, redirectURI: "http://127.0.0.1:5000/cb", state: "s", pkce: PKCEPair(), email: fixture.email,
+            password: fixture.password)
+    }
+
     @Test func aCommonPasswordIsRefused() throws {
         let server = try TestServer()
         let page = try Self.signUp(server.browser(), email: Self.unique("common"), password: "qwertyuiop")

@@ -121,7 +121,11 @@ import ZevAuthTesting
         #expect(changed.status == 200)
         #expect(changed.body["accessTokenTtlMinutes"] as? Int == 5)
         #expect(changed.body["sessionMaxAgeDays"] as? Int == 90)
-        #expect(Set(changed.body.keys) == ["sessionMaxAgeDays", "sessionIdleDays", "accessTokenTtlMinutes", "refreshReuseGraceSeconds"])
+        #expect(
+            Set(changed.body.keys) == [
+                "sessionMaxAgeDays", "sessionIdleDays", "accessTokenTtlMinutes", "refreshReuseGraceSeconds", "requireVerifiedEmail",
+            ])
+        #expect(changed.body["requireVerifiedEmail"] as? Bool == false)
     }
 
     @Test func keysRotateButTheLastLiveOneStays() {
