@@ -271,15 +271,16 @@ public struct PostgresEmail: Sendable, EmailCodeStore, EmailOutboxStore, Securit
         }
     }
 
-    /// See `EmailOutboxStore.countDeploymentEmail`: one atomic upsert of the hour's counter.
+    /// See `EmailOutboxStore.countDeploymentEmail`: one atomic upsert of the hour's counter (one for the
+    /// deployment; a test scope counts apart).
     public func countDeploymentEmail(hourStart: Date) throws -> Int {
         try PostgresEdge.run {
             try pool.query(
                 """
-                INSERT INTO rate_limit_counters (bucket, key, window_start, count) VALUES ('email_deployment', 'all', to_timestamp($1::float8), 1)
+                INSERT INTO rate_limit_counters (bucket, key, window_start, count) VALUES ('email_deployment', $2, to_timestamp($1::float8), 1)
                 ON CONFLICT (bucket, key, window_start) DO UPDATE SET count = rate_limit_counters.count + 1
                 RETURNING count
-                """, [SQLTime.parameter(hourStart)]
+                """, [SQLTime.parameter(hourStart), scope ?? "all"]
             ).rows[0].int("count")
         }
     }

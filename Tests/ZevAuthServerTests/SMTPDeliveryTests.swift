@@ -92,3 +92,41 @@ import ZevAuthTesting
         #expect(first.context.metrics.count(.sent) + second.context.metrics.count(.sent) == 20)
     }
 }
+
+/// The deployment's hourly cap and the relay's credentials (docs/operations.md, "Outbound email").
+@Suite struct MailLimitTests {
+    @Test func messagesPastTheHourlyCapAreNotSent() throws {
+        let server = try TestServer { $0.mail.emailsPerHour = 2 }
+        let fixture = try Fixture.make(store: server.store)
+        for _ in 0..<4 { try server.context.accounts.notices.queue(.passwordChanged, userID: fixture.userID, now: Date()) }
+        try server.context.mail.drain()
+        Thread.sleep(forTimeInterval: 0.3)
+        try server.context.mail.drain()
+        #expect(Mailbox.messages(to: fixture.email).count == 2)
+        #expect(server.context.metrics.count(.capped) == 2)
+    }
+
+    @Test func theRelaysCredentialsAreNeverPrintedAndBadSettingsNameTheirVariable() throws {
+        let smtp = try SMTPConfiguration(url: "smtp://mailer:s3cret-pass@relay.example:587", from: "no-reply@example.com")
+        #expect(smtp.redacted == "smtp://relay.example:587")
+        #expect(throws: SMTPConfigurationError.self) { try SMTPConfiguration(url: "http://relay.example", from: "a@b.example") }
+        do {
+            _ = try ConfigurationLoader.load(environment: [
+                "ZEVAUTH_DATABASE_URL": "postgresql:///x", "ZEVAUTH_ISSUER": "https://id.example.com",
+                "ZEVAUTH_OPERATOR_TOKEN": String(repeating: "t", count: 40), "ZEVAUTH_SMTP_URL": "ftp://mailer:s3cret-pass@relay",
+            ])
+            Issue.record("a bad ZEVAUTH_SMTP_URL was accepted")
+        } catch let error as ConfigurationError {
+            #expect(error.key == "ZEVAUTH_SMTP_URL")
+            #expect(!error.description.contains("s3cret-pass"))
+        }
+        let loaded = try ConfigurationLoader.load(environment: [
+            "ZEVAUTH_DATABASE_URL": "postgresql:///x", "ZEVAUTH_ISSUER": "https://id.example.com",
+            "ZEVAUTH_OPERATOR_TOKEN": String(repeating: "t", count: 40), "ZEVAUTH_SMTP_URL": "smtps://relay.example:465",
+            "ZEVAUTH_SMTP_FROM": "id@example.com", "ZEVAUTH_SMTP_TIMEOUT_MS": "2500", "ZEVAUTH_RATE_EMAILS_PER_HOUR": "50",
+        ])
+        #expect(loaded.mail.smtp?.timeoutMilliseconds == 2500)
+        #expect(loaded.mail.from == "id@example.com")
+        #expect(loaded.mail.emailsPerHour == 50)
+    }
+}
