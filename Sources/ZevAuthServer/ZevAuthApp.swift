@@ -68,7 +68,8 @@ public struct ServerContext: Sendable {
             configuration.mail.smtp.map { .smtp(SMTPSender(configuration: $0)) }
             ?? configuration.mail.outboxDirectory.map { .directory($0, printCodes: configuration.mail.printCodes) } ?? .none
         let mail = MailDrainer(
-            store: store.email.scoped(configuration.mail.scope), delivery: delivery, settings: configuration.mail, sealer: Self.mailSealer(configuration),
+            store: store.email.scoped(configuration.mail.scope), delivery: delivery, settings: configuration.mail,
+            sealer: Self.mailSealer(configuration),
             clock: clock, log: self.log, metrics: metrics)
         self.mail = mail
         var accounts = accounts
