@@ -48,6 +48,12 @@ static inline CURLcode CCurl_easy_setopt_header_function(CURL *handle, curl_writ
     return curl_easy_setopt(handle, CURLOPT_HEADERFUNCTION, callback);
 }
 
+// For CURLOPT_READFUNCTION (the SMTP upload reads the message through it); curl_read_callback has the
+// same shape as the write callback.
+static inline CURLcode CCurl_easy_setopt_read_function(CURL *handle, curl_read_callback callback) {
+    return curl_easy_setopt(handle, CURLOPT_READFUNCTION, callback);
+}
+
 // curl_easy_getinfo is variadic too. For CURLINFO_LONG items (CURLINFO_RESPONSE_CODE).
 static inline CURLcode CCurl_easy_getinfo_long(CURL *handle, CURLINFO info, long *value) {
     return curl_easy_getinfo(handle, info, value);

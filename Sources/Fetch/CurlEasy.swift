@@ -74,6 +74,14 @@ private let receiveHeader: curl_write_callback = { data, size, count, context in
     return length
 }
 
+/// The read callback of an upload (the SMTP message): copies the next bytes of the handle's upload into
+/// libcurl's buffer; 0 at the end. Captures nothing; the ``CurlEasy`` comes through CURLOPT_READDATA, alive
+/// for the whole `curl_easy_perform`.
+private let sendUpload: curl_read_callback = { buffer, size, count, context in
+    guard let context, let buffer else { return 0 }
+    return Unmanaged<CurlEasy>.fromOpaque(context).takeUnretainedValue().readUpload(into: buffer, capacity: size * count)
+}
+
 /// One libcurl easy handle, used by one thread for one transfer: the single owner of the `CURL*`, the
 /// slists it points to and its error buffer, all freed in `deinit` (after the transfer: libcurl keeps
 /// pointers to the slists and the buffer without copying them). It gives typed `setopt`/`getinfo`
@@ -93,6 +101,9 @@ final class CurlEasy {
     /// stripped, status line and blank terminator left out. A status line starts a new block, so an
     /// interim `100 Continue` block is dropped.
     private(set) var headerLines: [String] = []
+    /// The bytes an upload sends (``setUpload(_:)``) and how many were handed to libcurl so far.
+    private var upload: [UInt8] = []
+    private var uploadOffset = 0
 
     /// A fresh handle accepting at most `maxBytes` body bytes; `nil` when `curl_easy_init` fails. The
     /// caller has checked ``CurlGlobal/initialized``.
@@ -206,6 +217,28 @@ final class CurlEasy {
         if bytes.isEmpty { bytes = [0] }
         let code = bytes.withUnsafeMutableBytes { CCurl_easy_setopt_pointer(handle, CURLOPT_COPYPOSTFIELDS, $0.baseAddress) }
         try check(code, "CURLOPT_COPYPOSTFIELDS")
+    }
+
+    /// Uploads `bytes` (CURLOPT_UPLOAD with a read callback; the SMTP message, whose size libcurl is told).
+    /// - Throws: ``CurlFailure/connectionFailed(_:)`` naming the option libcurl refused.
+    func setUpload(_ bytes: [UInt8]) throws(CurlFailure) {
+        upload = bytes
+        uploadOffset = 0
+        try set(CURLOPT_UPLOAD, 1, "CURLOPT_UPLOAD")
+        try set(CURLOPT_INFILESIZE_LARGE, size: curl_off_t(bytes.count), "CURLOPT_INFILESIZE_LARGE")
+        try check(CCurl_easy_setopt_read_function(handle, sendUpload), "CURLOPT_READFUNCTION")
+        try set(CURLOPT_READDATA, pointer: Unmanaged.passUnretained(self).toOpaque(), "CURLOPT_READDATA")
+    }
+
+    /// Copies up to `capacity` further upload bytes into `buffer`; returns how many (0 at the end).
+    fileprivate func readUpload(into buffer: UnsafeMutablePointer<CChar>, capacity: Int) -> Int {
+        let count = min(capacity, upload.count - uploadOffset)
+        guard count > 0 else { return 0 }
+        upload.withUnsafeBytes { bytes in
+            UnsafeMutableRawPointer(buffer).copyMemory(from: bytes.baseAddress! + uploadOffset, byteCount: count)
+        }
+        uploadOffset += count
+        return count
     }
 
     /// Runs the transfer; afterwards ``body``, ``headerLines`` and the `getinfo` items hold the response.

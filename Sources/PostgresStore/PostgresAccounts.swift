@@ -13,13 +13,14 @@ public struct PostgresAccounts: Sendable, CreateUserStore, AccountSignInStore, C
     /// - Parameter pool: the connection pool every statement goes through.
     public init(pool: PostgresPool) { self.pool = pool }
 
-    static let userColumns = "id, email, name, image_url, password_hash, closed_at"
+    static let userColumns = "id, email, name, image_url, password_hash, closed_at, email_verified_at, self_signed_up"
 
     static func user(from row: PostgresRow) throws -> UserRecord {
         UserRecord(
             id: try row.string("id"), email: try row.string("email"), name: try row.string("name"),
             imageURL: row["image_url"], passwordHash: try row.string("password_hash"),
-            closed: row["closed_at"] != nil)
+            closed: row["closed_at"] != nil, emailVerified: row["email_verified_at"] != nil,
+            selfSignedUp: row["self_signed_up"] == "t")
     }
 
     /// Creates a ZevID account.

@@ -10,7 +10,8 @@ extension PostgresStore {
         public let browserBindings: Int
     }
 
-    /// Deletes what can no longer matter: pending sign-ins, MFA challenges, browser binding records and
+    /// Deletes what can no longer matter: pending sign-ins, MFA challenges, browser binding records, email
+    /// messages and codes, and
     /// rate-limit windows that ended before `before`, and authorization codes that expired before it and produced no live session
     /// (a live session keeps its code, so a late valid replay still revokes it). Safe on any number of
     /// instances at once: every statement is an idempotent `DELETE`.
@@ -30,6 +31,11 @@ extension PostgresStore {
         let challenges = try pool.query("DELETE FROM mfa_challenges WHERE expires_at < to_timestamp($1::float8)", cutoff).rowsAffected
         let counters = try rateLimits.prune(before: before)
         let bindings = try pool.query("DELETE FROM browser_bindings WHERE expires_at < to_timestamp($1::float8)", cutoff).rowsAffected
+        // Email (sql/011): messages sent or given up, and codes expired, more than a day ago (the code limits
+        // and the lock count codes of the last 24 hours only).
+        try pool.query(
+            "DELETE FROM email_outbox WHERE COALESCE(sent_at, failed_at) < to_timestamp($1::float8)", cutoff)
+        try pool.query("DELETE FROM email_codes WHERE expires_at < to_timestamp($1::float8)", cutoff)
         return PruneCounts(
             authorizationRequests: requests, authorizationCodes: codes, mfaChallenges: challenges, rateLimitCounters: counters,
             browserBindings: bindings)

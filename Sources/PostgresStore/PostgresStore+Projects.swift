@@ -73,7 +73,8 @@ public struct PostgresTenancy: Sendable {
     /// The columns `environment(from:)` reads, over the aliases `e` (environments) and `p` (projects).
     public static let environmentColumns = """
         e.id, e.project_id, p.name AS project_name, e.kind, e.publishable_key, e.session_max_age_days,
-        e.session_idle_days, e.access_token_ttl_minutes, e.refresh_reuse_grace_seconds, e.id_token_signing_alg
+        e.session_idle_days, e.access_token_ttl_minutes, e.refresh_reuse_grace_seconds, e.id_token_signing_alg,
+        e.require_verified_email
         """
 
     /// An environment from a row with `environmentColumns`.
@@ -87,7 +88,8 @@ public struct PostgresTenancy: Sendable {
             kind: kind, publishableKey: try row.string("publishable_key"),
             sessionMaxAgeDays: try row.int("session_max_age_days"), sessionIdleDays: try row.int("session_idle_days"),
             accessTokenTTLMinutes: try row.int("access_token_ttl_minutes"),
-            refreshReuseGraceSeconds: try row.int("refresh_reuse_grace_seconds"))
+            refreshReuseGraceSeconds: try row.int("refresh_reuse_grace_seconds"),
+            requireVerifiedEmail: row["require_verified_email"] == "t")
         environment.idTokenSigningAlg = row["id_token_signing_alg"].flatMap(SigningAlgorithm.init(rawValue:)) ?? .rs256
         return environment
     }
@@ -167,13 +169,14 @@ public struct PostgresTenancy: Sendable {
                         session_idle_days = COALESCE($3::integer, session_idle_days),
                         access_token_ttl_minutes = COALESCE($4::integer, access_token_ttl_minutes),
                         refresh_reuse_grace_seconds = COALESCE($5::integer, refresh_reuse_grace_seconds),
-                        id_token_signing_alg = COALESCE($6, id_token_signing_alg)
+                        id_token_signing_alg = COALESCE($6, id_token_signing_alg),
+                        require_verified_email = COALESCE($7::boolean, require_verified_email)
                     WHERE id = $1
                     """,
                     [
                         environmentID, update.sessionMaxAgeDays.map(String.init), update.sessionIdleDays.map(String.init),
                         update.accessTokenTTLMinutes.map(String.init), update.refreshReuseGraceSeconds.map(String.init),
-                        update.idTokenSigningAlg?.rawValue,
+                        update.idTokenSigningAlg?.rawValue, update.requireVerifiedEmail.map { $0 ? "true" : "false" },
                     ])
                 return try connection.query(
                     "SELECT \(Self.environmentColumns) FROM environments e JOIN projects p ON p.id = e.project_id WHERE e.id = $1",

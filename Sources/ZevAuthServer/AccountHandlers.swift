@@ -32,6 +32,9 @@ struct AccountHandlers: Sendable {
         return AccountForms.csrfMatches(form["csrf"], Self.formCSRF(binding: binding, form: name))
     }
 
+    /// A pending sign-in id worth linking back to (a UUID), or nil (for the email flows' forms).
+    static func pendingRequestID(_ raw: String?) -> String? { requestID(raw) }
+
     /// A pending sign-in id worth linking back to (a UUID), or nil.
     private static func requestID(_ raw: String?) -> String? {
         guard let raw, UUID(uuidString: raw) != nil else { return nil }
@@ -78,11 +81,10 @@ struct AccountHandlers: Sendable {
         case .failure(let problem): return again("The password \(problem.explanation).", 400, ["password"])
         case .success(let value): newPassword = value
         }
-        // The address has an account or gets one: the answer is the same either way.
-        try SignUp(store: ports.createUser, passwords: context.accountPasswords)(
-            email: address, name: displayName, password: newPassword, now: context.clock.now())
-        let continueTo = requestID.map { "/v1/auth/zevid/signin?request=\($0)" } ?? "/account/signin"
-        return AccountPages.signedUp(email: email, continueTo: continueTo)
+        // The address has an account or gets one, and a code page follows either way (docs/protocol.md, "Sign-up").
+        guard let binding = try BrowserBinding(context: context).onRecord(request) else { return AccountForms.expiredForm }
+        return try EmailCodeFlow(context: context).signUp(
+            email: address, name: displayName, password: newPassword, binding: binding, requestID: requestID)
     }
 
     // MARK: Sign-in to the account area
@@ -128,10 +130,14 @@ struct AccountHandlers: Sendable {
         switch try signIn(user: user, binding: fresh.value, authorizationRequestID: nil, now: context.clock.now()) {
         case .secondFactor(let challenge):
             context.metrics.signIn(.password, .mfaRequired)
-            return Wire.seeOther("\(MFAFlow.path)?challenge=\(challenge)", cookies: [fresh.setCookie])
+            return Wire.seeOther(
+                "\(MFAFlow.path)?challenge=\(challenge)",
+                cookies: [fresh.setCookie, KnownBrowsers(context: context).signedIn(userID: user.id, request)])
         case .signedIn(let token, _):
             context.metrics.signIn(.password, .ok)
-            return Wire.seeOther("/account", cookies: [sessionCookie(token), fresh.setCookie])
+            return Wire.seeOther(
+                "/account",
+                cookies: [sessionCookie(token), fresh.setCookie, KnownBrowsers(context: context).signedIn(userID: user.id, request)])
         }
     }
 
@@ -188,6 +194,8 @@ struct AccountHandlers: Sendable {
         let notices = [
             "removed": "The app was removed and signed out.",
             "password": "Your password was changed. Other browsers and apps are signed out.",
+            "email": "Your email address was changed.",
+            "email_taken": "That address now belongs to another account, so your address was not changed.",
         ]
         return try accountPage(current, notice: AccountForms.query(request, "done").flatMap { notices[$0] })
     }
@@ -242,7 +250,34 @@ struct AccountHandlers: Sendable {
             }
             let token = try ChangePassword(store: ports.changePassword, passwords: context.accountPasswords, secrets: context.secrets)(
                 userID: current.user.id, newPassword: newPassword, now: context.clock.now())
+            try ports.notices.queue(.passwordChanged, userID: current.user.id, now: context.clock.now())
             return Wire.seeOther("/account?done=password", cookies: [sessionCookie(token)])
+        }
+    }
+
+    /// `POST /account/email` (form: `csrf`, `new_email`, `password`): needs the current password; sends a
+    /// code to the new address and a notice to the old one (docs/protocol.md, "Changing the address").
+    func changeEmail(_ request: HTTPRequest) throws -> HTTPResponse {
+        try signedInForm(request) { current, form in
+            switch try security.checkPassword(
+                email: current.user.email, password: form["password"] ?? "", request: request, account: current.user.id)
+            {
+            case .limited(let seconds):
+                var response = try accountPage(current, error: RateLimiter.pageMessage(retryAfterSeconds: seconds), status: 429)
+                response.headers.set("Retry-After", String(seconds))
+                return response
+            case .wrong, .invalidEmail:
+                return try accountPage(current, error: "The current password is incorrect.", status: 401)
+            case .ok:
+                break
+            }
+            guard
+                let page = try EmailCodeFlow(context: context).startEmailChange(
+                    user: current.user, newEmail: form["new_email"] ?? "", request: request)
+            else {
+                return try accountPage(current, error: SignInFlow.invalidEmailMessage, status: 400)
+            }
+            return page
         }
     }
 
@@ -297,7 +332,9 @@ struct AccountHandlers: Sendable {
             {
             case .wrongCode: return again("That code is not right. Check the app and enter the code it shows now.", 400)
             case .notPending: return Wire.seeOther("/account")
-            case .confirmed(let codes): return AccountPages.recoveryCodes(codes.map(\.display))
+            case .confirmed(let codes):
+                try ports.notices.queue(.mfaEnrolled, userID: current.user.id, now: context.clock.now())
+                return AccountPages.recoveryCodes(codes.map(\.display))
             }
         }
     }

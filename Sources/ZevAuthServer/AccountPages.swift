@@ -36,6 +36,7 @@ enum AccountPages {
                 \(passwordInput)
                 <button type="submit">Sign in</button>
                 </form>
+                <p class="muted"><a href="/account/reset">Forgot password?</a></p>
                 <p class="muted">No ZevID account? <a href="/account/signup">Create one</a>.</p>
                 """, status: status, cookies: cookies)
     }
@@ -70,20 +71,6 @@ enum AccountPages {
                 <button type="submit">Create account</button>
                 </form>
                 """, status: status, cookies: cookies)
-    }
-
-    /// What every sign-up answers, whether or not the address already had an account (no enumeration).
-    static func signedUp(email: String, continueTo: String) -> HTTPResponse {
-        Pages.page(
-            title: "Check your account",
-            body: """
-                <h1>Almost there</h1>
-                <p>If <strong>\(HTML.escape(email))</strong> did not have a ZevID account yet, it has one now.
-                Sign in with this email and the password you chose.</p>
-                <p class="muted">If the address already had an account, nothing was changed: sign in with its
-                existing password.</p>
-                <a class="button" href="\(HTML.escape(continueTo))">Continue to sign in</a>
-                """)
     }
 
     /// The account page: connected apps (Remove), sign out, sign out everywhere, change password, TOTP.
@@ -136,6 +123,7 @@ enum AccountPages {
                 \(newInput)
                 <button type="submit">Change password</button>
                 </form>
+                \(EmailCodePages.changeEmailSection(hidden: hidden))
                 <h2>Sign out</h2>
                 <form method="post" action="/account/signout">\(hidden)
                 <button type="submit" class="secondary">Sign out of this browser</button></form>

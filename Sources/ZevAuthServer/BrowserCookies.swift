@@ -13,6 +13,8 @@ enum BrowserCookie: Sendable {
     case binding
     /// The ZevID browser session (`zbs_…`).
     case session
+    /// The accounts that signed in from this browser before (`KnownBrowsers`), for the new-browser notice.
+    case knownBrowsers
 
     /// The name on the wire: `__Host-zevauth_browser` / `__Host-zevid_session` when `secure`, else
     /// `zevauth_browser` / `zevid_session`.
@@ -21,6 +23,7 @@ enum BrowserCookie: Sendable {
             switch self {
             case .binding: "zevauth_browser"
             case .session: "zevid_session"
+            case .knownBrowsers: "zevid_known"
             }
         return secure ? "__Host-" + base : base
     }

@@ -65,6 +65,8 @@ public struct ServerConfiguration: Sendable {
     /// Where the Prometheus metrics listener binds (`ZEVAUTH_METRICS_LISTEN`, `host:port` like
     /// `ZEVAUTH_LISTEN`); nil (the default): no metrics listener.
     public var metricsListen: (host: String, port: UInt16)?
+    /// Outbound email (`ZEVAUTH_SMTP_*`, `ZEVAUTH_RATE_EMAILS_PER_HOUR`; docs/operations.md, "Outbound email").
+    public var mail = MailSettings()
 
     public init(databaseURL: String, issuer: String, operatorToken: String) {
         self.databaseURL = databaseURL
@@ -181,6 +183,7 @@ public enum ConfigurationLoader {
                 variable: "ZEVAUTH_METRICS_LISTEN", flag: "--metrics-listen", placeholder: "HOST:PORT",
                 help: "address of the Prometheus /metrics listener (default off)"),
         ]
+        + MailSettings.options
         + RateLimits.variables.map {
             .init(
                 variable: $0.variable, flag: $0.flag, placeholder: "N",
@@ -341,6 +344,7 @@ public enum ConfigurationLoader {
             }
             configuration.logFormat = format
         }
+        configuration.mail = try MailSettings.load(values, base: configuration.mail)
         if let listen = values["ZEVAUTH_METRICS_LISTEN"], !listen.isEmpty {
             do {
                 configuration.metricsListen = try parseListen(listen)
@@ -412,4 +416,68 @@ public enum ConfigurationLoader {
         }
         return number
     }
+}
+
+/// Outbound email settings (docs/operations.md, "Outbound email").
+public struct MailSettings: Sendable {
+    /// The relay (`ZEVAUTH_SMTP_URL` with `ZEVAUTH_SMTP_FROM` and `ZEVAUTH_SMTP_TIMEOUT_MS`); nil: none.
+    public var smtp: SMTPConfiguration?
+    /// Where messages are written as `.eml` files when there is no relay (`zevauth dev`'s `.zevauth/outbox/`,
+    /// tests); nil: nowhere (they wait in the queue).
+    public var outboxDirectory: String?
+    /// Whether a code written to `outboxDirectory` is also printed on the console (`zevauth dev`).
+    public var printCodes = false
+    /// Emails the deployment sends per hour at most (`ZEVAUTH_RATE_EMAILS_PER_HOUR`, default 1000).
+    public var emailsPerHour = 1000
+    /// Tests only (no variable sets it): messages are queued and drained under this scope, so test
+    /// servers sharing one database send only their own.
+    public var scope: String?
+
+    public init() {}
+
+    /// The From address when `ZEVAUTH_SMTP_FROM` is not given.
+    static let defaultFrom = "no-reply@zevauth.invalid"
+
+    static let options: [ConfigurationOption] = [
+        .init(
+            variable: "ZEVAUTH_SMTP_URL", flag: "--smtp-url", placeholder: "URL",
+            help: "mail relay, smtp://[user:password@]host:port (STARTTLS when offered) or smtps://",
+            devNote: "optional: without it dev writes messages to DIR/outbox/"),
+        .init(variable: "ZEVAUTH_SMTP_FROM", flag: "--smtp-from", placeholder: "ADDRESS", help: "the From address of emails"),
+        .init(
+            variable: "ZEVAUTH_SMTP_TIMEOUT_MS", flag: "--smtp-timeout-ms", placeholder: "MS",
+            help: "one SMTP transaction, 100-600000 (default 10000)"),
+        .init(
+            variable: "ZEVAUTH_RATE_EMAILS_PER_HOUR", flag: "--rate-emails-per-hour", placeholder: "N",
+            help: "emails the deployment sends per hour, 1-1000000 (default 1000)"),
+    ]
+
+    /// Reads the settings from merged configuration values.
+    /// - Throws: `ConfigurationError` naming the key that cannot be used (never its value).
+    static func load(_ values: [String: String], base: MailSettings) throws -> MailSettings {
+        var settings = base
+        settings.emailsPerHour =
+            try ConfigurationLoader.integer(values, "ZEVAUTH_RATE_EMAILS_PER_HOUR", in: 1...1_000_000) ?? settings.emailsPerHour
+        let timeout = try ConfigurationLoader.integer(values, "ZEVAUTH_SMTP_TIMEOUT_MS", in: 100...600_000) ?? 10_000
+        if let url = values["ZEVAUTH_SMTP_URL"], !url.isEmpty {
+            do {
+                settings.smtp = try SMTPConfiguration(
+                    url: url, from: values["ZEVAUTH_SMTP_FROM"] ?? defaultFrom, timeoutMilliseconds: timeout,
+                    caFile: values["ZEVAUTH_OUTBOUND_CA_FILE"])
+            } catch {
+                throw ConfigurationError(key: error.key, problem: error.message)
+            }
+        } else if let from = values["ZEVAUTH_SMTP_FROM"] {
+            guard (try? SMTPConfiguration(url: "smtp://localhost", from: from)) != nil else {
+                throw ConfigurationError(key: "ZEVAUTH_SMTP_FROM", problem: "must be a plain address such as no-reply@example.com")
+            }
+            settings.fromWithoutRelay = from
+        }
+        return settings
+    }
+
+    /// The From address in effect.
+    public var from: String { smtp?.from ?? fromWithoutRelay ?? Self.defaultFrom }
+    /// `ZEVAUTH_SMTP_FROM` given without a relay (the outbox files' From).
+    var fromWithoutRelay: String?
 }

@@ -99,6 +99,11 @@ public enum DevCommand {
         configuration.databaseURL = databaseURL
         configuration.operatorToken = seed.operatorToken
         if configuration.encryptionKey == nil { configuration.encryptionKey = try devEncryptionKey(in: root) }
+        if configuration.mail.smtp == nil {
+            // No relay: each message becomes DIR/outbox/….eml and its code is printed here.
+            configuration.mail.outboxDirectory = root.appendingPathComponent("outbox").path
+            configuration.mail.printCodes = true
+        }
         let context = ServerContext(configuration: configuration, store: store)
         try ServerRunner.serve(context, migrator: migrator) { _ in
             printBanner(seed, devFile: devFile.path)

@@ -239,6 +239,14 @@ public enum SignInOutcome: Int, CaseIterable, Sendable {
     static let labels = ["ok", "mfa_required", "invalid_credentials", "invalid_request", "rate_limited", "unavailable"]
 }
 
+/// An outbound email attempt's result (`zevauth_emails_total{result}`): `sent`; `retry` (the relay failed,
+/// tried again later); `failed` (the hour of retries is over); `dropped` (no recipient any more, or a code
+/// that no longer opens); `capped` (over `ZEVAUTH_RATE_EMAILS_PER_HOUR`).
+public enum EmailMetric: Int, CaseIterable, Sendable {
+    case sent, retry, failed, dropped, capped
+    static let labels = ["sent", "retry", "failed", "dropped", "capped"]
+}
+
 /// Every metric of one server (`ServerContext.metrics`), rendered at `GET /metrics` on the metrics listener.
 public final class Metrics: Sendable {
     let exchanges = CounterFamily(
@@ -257,7 +265,7 @@ public final class Metrics: Sendable {
         "zevauth_link_checks_total", help: "App link verdicts of association checks, by platform and result.",
         labels: [("platform", linkPlatforms), ("result", linkResults)])
     let emails = CounterFamily(
-        "zevauth_emails_total", help: "Emails sent, by result (the server sends none yet).", labels: [("result", ["sent", "failed"])])
+        "zevauth_emails_total", help: "Outbound email attempts, by result.", labels: [("result", EmailMetric.labels)])
 
     /// Set once by the first app built on this context (`httpTable(templates:)`).
     private let http = AtomicLazyReference<HTTPMetrics>()
@@ -304,6 +312,11 @@ public final class Metrics: Sendable {
             Self.linkPlatforms.firstIndex(of: platform) ?? Self.linkPlatforms.count - 1,
             Self.linkResults.firstIndex(of: result) ?? Self.linkResults.count - 1)
     }
+
+    /// Counts one outbound email attempt's result (`zevauth_emails_total`).
+    public func email(_ result: EmailMetric) { emails.increment(result.rawValue) }
+    /// The count of `result` so far (tests).
+    public func count(_ result: EmailMetric) -> Int { emails.value([result.rawValue]) }
 
     /// The count of `outcome` so far (tests).
     public func count(_ outcome: ExchangeMetric) -> Int { exchanges.value([outcome.rawValue]) }

@@ -142,6 +142,7 @@ enum Pages {
                 \(passwordInput)
                 <button type="submit">Sign in</button>
                 </form>
+                <p class="muted"><a href="/account/reset?request=\(HTML.escape(requestID))">Forgot password?</a></p>
                 <p class="muted">No ZevID account? <a href="/account/signup?request=\(HTML.escape(requestID))">Create one</a>.</p>
                 """, status: status, cookies: cookies)
     }

@@ -35,9 +35,13 @@ public struct AccountsPorts: Sendable {
     /// `FindUser` (the operator's account search).
     public var findUser: any FindUserStore
     /// The security notices queued for accounts' addresses (docs/protocol.md, "Security notices").
-    public var notices: any SecurityNotices = UnqueuedNotices()
+    public var notices: any SecurityNotices = UnconfiguredEmail()
     /// `ResetMFA` (the operator's MFA reset); `StoreUnavailable` until a store is given.
     public var mfaReset: any ResetMFAStore = UnconfiguredMFAReset()
+    /// `EmailCodes` (issuing and entering emailed codes).
+    public var emailCodes: any EmailCodeStore = UnconfiguredEmail()
+    /// The email flows (sign-up, verification, reset, address change) beyond the codes.
+    public var emailFlows: any EmailFlowStore = UnconfiguredEmail()
 
     /// Every port answering `StoreUnavailable`, for contexts built without this area (their requests answer 503).
     public init() {
@@ -62,9 +66,15 @@ public struct AccountsPorts: Sendable {
         findUser = store
     }
 
-    /// Every port backed by PostgreSQL: `accounts`, `browserSessions`, `mfa` and `accountSessions`.
-    public init(_ store: PostgresStore) {
+    /// Every port backed by PostgreSQL: `accounts`, `browserSessions`, `mfa`, `accountSessions` and `email`
+    /// (the outbox behind the notices, and the codes).
+    /// - Parameter mailScope: the scope stamped on queued messages (tests); nil in a deployment.
+    public init(_ store: PostgresStore, mailScope: String? = nil) {
         self.init()
+        let email = store.email.scoped(mailScope)
+        notices = email
+        emailCodes = email
+        emailFlows = email
         let accounts = store.accounts
         let both = store.accountSessions
         createUser = accounts
@@ -126,8 +136,26 @@ struct UnconfiguredMFAReset: ResetMFAStore {
     }
 }
 
-/// Notices with no mail queue behind them: nothing is sent. The composition replaces it with the
-/// PostgreSQL outbox once outbound mail is configured.
-struct UnqueuedNotices: SecurityNotices {
+/// The email ports of a context built without them: queuing a notice does nothing (a fake's context has
+/// no outbox); codes and flows are `StoreUnavailable`.
+struct UnconfiguredEmail: SecurityNotices, EmailCodeStore, EmailFlowStore {
+    private func unavailable() -> StoreUnavailable { StoreUnavailable(reason: "email_not_configured") }
     func queue(_ notice: SecurityNotice, userID: String, now: Date) throws {}
+    func issueCode(_ issue: CodeIssue, now: Date, perHour: Int, perDay: Int) throws -> CodeIssueResult { throw unavailable() }
+    func codeFlow(id: String) throws -> EmailCodeFlowRecord? { throw unavailable() }
+    func attemptCode(
+        id: String, codeHash: String, now: Date, maxAttempts: Int, lockAfter: Int, lockWindowSeconds: Double, lockSeconds: Double
+    ) throws -> CodeAttemptFacts { throw unavailable() }
+    func signUpAccount(email: EmailAddress, name: DisplayName, passwordHash: String, now: Date) throws -> SignUpTarget {
+        throw unavailable()
+    }
+    func completeSignUp(flowID: String, userID: String, passwordHash: String, browserSessionTokenHash: String, now: Date) throws
+        -> String?
+    { throw unavailable() }
+    func completeVerification(flowID: String, userID: String, now: Date) throws -> Bool { throw unavailable() }
+    func recordSecondFactor(flowID: String, now: Date) throws { throw unavailable() }
+    func completeReset(flowID: String, userID: String, passwordHash: String, browserSessionTokenHash: String, now: Date) throws
+        -> String?
+    { throw unavailable() }
+    func completeEmailChange(flowID: String, userID: String, now: Date) throws -> EmailChangeResult { throw unavailable() }
 }

@@ -17,11 +17,28 @@ extension Routes {
         add("POST", "/account/totp/start") { request, _ in try accounts.startTOTP(request) }
         add("POST", "/account/totp/confirm") { request, _ in try accounts.confirmTOTP(request) }
         add("POST", "/account/close") { request, _ in try accounts.closeAccount(request) }
+        registerEmailFlows()
         add("GET", MFAFlow.path) { request, _ in try mfa.page(request) }
         add("POST", MFAFlow.path) { request, _ in try mfa.submit(request) }
         add("POST", "/v1/admin/users/{id}/close") { request, parameters in try accounts.closeUser(request, id: parameters["id"] ?? "") }
         add("POST", "/v1/admin/users/{id}/mfa/reset") { request, parameters in
             try accounts.resetMFA(request, id: parameters["id"] ?? "")
         }
+    }
+}
+
+extension Routes {
+    /// The email flows: the code page, "Forgot password?" and the address change (docs/protocol.md, "Email codes").
+    mutating func registerEmailFlows() {
+        let flow = EmailCodeFlow(context: context)
+        let accounts = AccountHandlers(context: context)
+        add("GET", "/account/code") { request, _ in try flow.page(request) }
+        add("POST", "/account/code") { request, _ in try flow.submit(request) }
+        add("POST", "/account/code/resend") { request, _ in try flow.resend(request) }
+        add("GET", "/account/reset") { request, _ in try flow.forgotPage(request) }
+        add("POST", "/account/reset") { request, _ in try flow.forgot(request) }
+        add("POST", "/account/reset/second-factor") { request, _ in try flow.resetSecondFactor(request) }
+        add("POST", "/account/reset/password") { request, _ in try flow.resetPassword(request) }
+        add("POST", "/account/email") { request, _ in try accounts.changeEmail(request) }
     }
 }

@@ -40,6 +40,9 @@ struct Routes {
         "POST /account/signup",
         "POST /account/password",
         "POST /v1/admin/users",
+        // The email flows: a new password is hashed, an address change confirms the password.
+        "POST /account/reset/password",
+        "POST /account/email",
     ]
 
     /// The routes that fetch from the outside over HTTPS while the request waits (association files, the

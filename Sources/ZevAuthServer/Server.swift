@@ -70,10 +70,18 @@ public enum ServerRunner {
         let scheduler =
             context.configuration.linkChecks ? LinkScheduler(context: context, housekeeping: Housekeeping(store: context.store)) : nil
         scheduler?.start()
+        // Every instance drains the email outbox; leases keep two from sending one message.
+        if let smtp = context.configuration.mail.smtp {
+            context.log.write("email through \(smtp.redacted)")
+        } else if context.configuration.mail.outboxDirectory == nil {
+            context.log.write("warning no ZEVAUTH_SMTP_URL: emails are queued but not sent")
+        }
+        context.mail.start()
         onReady(server.port)
         let signal = HTTPServer.waitForTerminationSignal()
         context.log.write("signal \(signal): stopping; letting in-flight requests finish")
         scheduler?.stop()
+        context.mail.stop()
         server.shutdown(gracePeriodSeconds: 10)
         metricsServer?.shutdown(gracePeriodSeconds: 1)
         context.log.write("stopped")

@@ -47,8 +47,9 @@ struct SessionAdminHandlers: Sendable {
         guard let body = JSONObjectBody(request.body) else { return AdminHandlers.badBody }
         // An unknown member is described without its name: a description never echoes request input
         // (docs/protocol.md, "Errors"); only the known fields are named.
-        if body.names.contains(where: { SessionSetting(rawValue: $0) == nil && $0 != Self.signingAlgorithmField }) {
-            let known = (SessionSetting.allCases.map(\.field) + [Self.signingAlgorithmField]).joined(separator: ", ")
+        let extraFields = [Self.signingAlgorithmField, SettingsBody.requireVerifiedEmail]
+        if body.names.contains(where: { SessionSetting(rawValue: $0) == nil && !extraFields.contains($0) }) {
+            let known = (SessionSetting.allCases.map(\.field) + extraFields).joined(separator: ", ")
             return Wire.error(.invalidRequest, "The body has a field that is not a setting; the settings are \(known).")
         }
         var values: [SessionSetting: Int] = [:]
@@ -75,8 +76,16 @@ struct SessionAdminHandlers: Sendable {
             }
             algorithm = parsed
         }
+        var requireVerified: Bool?
+        if let raw = body[SettingsBody.requireVerifiedEmail] {
+            guard case .bool(let flag) = raw else {
+                return AdminHandlers.invalidField(SettingsBody.requireVerifiedEmail, "must be true or false")
+            }
+            requireVerified = flag
+        }
         switch try UpdateSessionSettings(store: context.tenancy.sessionSettings)(
-            environmentID: environment.id, values: values, idTokenSigningAlg: algorithm, now: context.clock.now())
+            environmentID: environment.id, values: values, idTokenSigningAlg: algorithm, requireVerifiedEmail: requireVerified,
+            now: context.clock.now())
         {
         case .outOfBounds(let setting): return AdminHandlers.invalidField(setting.field, setting.rule)
         case .environmentGone: return Wire.error(.notFound, "The environment no longer exists.")

@@ -110,6 +110,11 @@ struct SignInFlow: Sendable {
         case .ok(let found):
             user = found
         }
+        // An environment that requires a verified address asks an unverified account for a code first.
+        if pending.environment.requireVerifiedEmail && !user.emailVerified {
+            return try EmailCodeFlow(context: context).startVerification(user: user, requestID: pending.record.id, request: request)
+        }
+        let known = KnownBrowsers(context: context).signedIn(userID: user.id, request)
         // The person authenticated: a fresh binding id replaces the one this browser held (session
         // fixation), and the pending sign-in moves to it, so whoever else knew the old id — a planter —
         // can no longer load this sign-in or forge its CSRF tokens (docs/threat-model.md).
@@ -124,7 +129,7 @@ struct SignInFlow: Sendable {
         case .secondFactor(let challenge):
             try store.rebindAuthorizationRequest(requestID: pending.record.id, browserBindingHash: freshHash, browserSessionID: nil)
             context.metrics.signIn(.password, .mfaRequired)
-            return Wire.seeOther("\(MFAFlow.path)?challenge=\(challenge)", cookies: [fresh.setCookie])
+            return Wire.seeOther("\(MFAFlow.path)?challenge=\(challenge)", cookies: [fresh.setCookie, known])
         case .signedIn(let secret, let id):
             token = secret
             browserSessionID = id
@@ -134,7 +139,7 @@ struct SignInFlow: Sendable {
         // Persistent for the longest session window, so the person is recognised on the next sign-in.
         let cookie = context.setCookie(.session, token, maxAge: AccountRules.browserSessionCookieSeconds)
         context.metrics.signIn(.password, .ok)
-        return Wire.seeOther("/v1/auth/zevid/consent?request=\(pending.record.id)", cookies: [cookie, fresh.setCookie])
+        return Wire.seeOther("/v1/auth/zevid/consent?request=\(pending.record.id)", cookies: [cookie, fresh.setCookie, known])
     }
 
     // MARK: Consent

@@ -70,14 +70,18 @@ struct DomainBody: JSONEncodable {
     }
 }
 
-/// The four session settings of an environment.
+/// The settings of an environment: the four session settings and `requireVerifiedEmail`.
 struct SettingsBody: JSONEncodable {
     let environment: EnvironmentRecord
+
+    /// The boolean setting's field (docs/protocol.md, "Email verification").
+    static let requireVerifiedEmail = "requireVerifiedEmail"
 
     func encode(to writer: inout JSONWriter) {
         writer.object { object in
             for setting in SessionSetting.allCases { object.field(setting.field, setting.value(in: environment)) }
             object.field(SessionAdminHandlers.signingAlgorithmField, environment.idTokenSigningAlg.rawValue)
+            object.field(Self.requireVerifiedEmail, environment.requireVerifiedEmail)
         }
     }
 }

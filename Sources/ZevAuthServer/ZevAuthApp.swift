@@ -1,5 +1,6 @@
 import Authorize
 import Crypto
+import Fetch
 import Foundation
 import HTTPServer
 import PasswordHashing
@@ -28,6 +29,8 @@ public struct ServerContext: Sendable {
     public let accounts: AccountsPorts
     /// The server's metrics, served on the metrics listener (docs/operations.md, "Metrics").
     public let metrics: Metrics
+    /// The email outbox's drainer (docs/operations.md, "Outbound email"): pages queue and kick it.
+    public let mail: MailDrainer
 
     /// - Parameters:
     ///   - configuration: validated configuration.
@@ -43,7 +46,7 @@ public struct ServerContext: Sendable {
             configuration: configuration, store: store,
             roundTrip: RoundTripPorts(store, issuer: configuration.issuer, encryptionKey: configuration.encryptionKey, clock: clock),
             tenancy: TenancyPorts(store),
-            accounts: AccountsPorts(store), clock: clock, passwordHasher: passwordHasher, log: log)
+            accounts: AccountsPorts(store, mailScope: configuration.mail.scope), clock: clock, passwordHasher: passwordHasher, log: log)
     }
 
     /// A context over explicit ports, e.g. fakes in tests (`store` then only feeds the pool gauge).
@@ -63,8 +66,30 @@ public struct ServerContext: Sendable {
         self.secrets = secrets
         self.roundTrip = roundTrip
         self.tenancy = tenancy
+        let delivery: MailDelivery =
+            configuration.mail.smtp.map { .smtp(SMTPSender(configuration: $0)) }
+            ?? configuration.mail.outboxDirectory.map { .directory($0, printCodes: configuration.mail.printCodes) } ?? .none
+        let mail = MailDrainer(
+            store: store.email.scoped(configuration.mail.scope), delivery: delivery, settings: configuration.mail,
+            sealer: Self.mailSealer(configuration),
+            clock: clock, log: self.log, metrics: metrics)
+        self.mail = mail
+        var accounts = accounts
+        accounts.notices = KickingNotices(inner: accounts.notices, drainer: mail)
         self.accounts = accounts
     }
+
+    /// A key for codes in the outbox when the server has no `ZEVAUTH_ENCRYPTION_KEY`: random per process,
+    /// so only this process can send them (docs/operations.md, "Outbound email").
+    static let processMailKey: [UInt8] = (try? Crypto.randomBytes(32)) ?? Array(repeating: 0, count: 32)
+
+    /// AES-256-GCM for codes in the outbox: under the deployment's key, else the process's own.
+    static func mailSealer(_ configuration: ServerConfiguration) -> any SecretSealing {
+        AESGCMSealer(key: configuration.encryptionKey ?? processMailKey)
+    }
+
+    /// The sealer of codes in the outbox.
+    var codeSealer: any SecretSealing { Self.mailSealer(configuration) }
 }
 
 /// The ZevAuth HTTP application: every route, behind one error funnel and the access log. Usable

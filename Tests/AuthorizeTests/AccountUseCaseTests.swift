@@ -55,11 +55,85 @@ let pat = UserRecord(id: "u1", email: "Pat@Example.com", name: "Pat", imageURL: 
 @Suite struct NewPasswordRuleTests {
     @Test func theRuleIsTenCharactersToOneThousandTwentyFourBytes() {
         #expect(NewPassword.parse("123456789") == .failure(.tooShort))
-        #expect((try? NewPassword.parse("1234567890").get())?.text == "1234567890")
+        #expect((try? NewPassword.parse("1234567809").get())?.text == "1234567809")
         #expect(NewPassword.parse(String(repeating: "é", count: 513)) == .failure(.tooLong))  // 1026 bytes
         #expect(AccountRules.passwordProblem("short") == "must be at least 10 characters")
         #expect(AccountRules.passwordProblem(String(repeating: "a", count: 1025)) == "must be at most 1024 bytes")
         #expect(AccountRules.passwordProblem("long enough") == nil)
+    }
+
+    /// The 1,000 most common passwords (data/common-passwords/) are refused, whatever their case.
+    @Test func aCommonPasswordIsRefusedWhateverItsCase() {
+        #expect(NewPassword.parse("1234567890") == .failure(.common))
+        #expect(NewPassword.parse("QWERTYUIOP") == .failure(.common))
+        #expect(CommonPasswords.contains("password"))
+        #expect(!CommonPasswords.contains("correct horse battery staple"))
+    }
+
+    /// The compiled list is the shipped data file, line for line (scripts/common-passwords.py).
+    @Test func theCompiledListIsTheShippedFile() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let text = try String(
+            contentsOf: root.appendingPathComponent("data/common-passwords/10-million-password-list-top-1000.txt"), encoding: .utf8)
+        let lines = text.split(separator: "\n").map(String.init)
+        #expect(lines.count >= 1000)
+        #expect(lines.allSatisfy { CommonPasswords.contains($0) })
+    }
+}
+
+/// Emailed codes (docs/protocol.md, "Email codes"): uniform digits, typed input, the attempt decision.
+@Suite struct EmailCodeRuleTests {
+    @Test func codesAreSixDigitsAndWordsPastTheUniformRangeAreRejected() {
+        #expect(EmailCodeRules.code(fromRandom: [0, 0, 0, 42]) == "000042")
+        #expect(EmailCodeRules.code(fromRandom: [0xFF, 0xFF, 0xFF, 0xFF]) == nil)
+        #expect(EmailCodeRules.code(fromRandom: [0xFF, 0xFF, 0xFF, 0xFF, 0, 0x0F, 0x42, 0x3F]) == "999999")
+    }
+
+    @Test func typedCodesIgnoreSpacesAndDashesOnly() {
+        #expect(EmailCodeRules.typed(" 123 456 ") == "123456")
+        #expect(EmailCodeRules.typed("123-456") == "123456")
+        #expect(EmailCodeRules.typed("12345") == nil)
+        #expect(EmailCodeRules.typed("١٢٣٤٥٦") == nil)
+    }
+
+    @Test func theAttemptDecision() {
+        let flow = EmailCodeFlowRecord(
+            id: "f", userID: "u", purpose: .signUp, browserBindingHash: "b", authorizationRequestID: nil, attempts: 0,
+            expiresAt: now, endReason: nil, passwordHash: nil, newEmail: nil, newEmailKey: nil, secondFactorAt: nil, completed: false)
+        func facts(counted: Bool = true, matched: Bool = false, attempts: Int = 1, expired: Bool = false, locked: Bool = false)
+            -> CodeAttemptFacts
+        {
+            CodeAttemptFacts(
+                found: true, locked: locked, counted: counted, matched: matched, attempts: attempts, endReason: nil, expired: expired,
+                lockedNow: false)
+        }
+        #expect(CodeAttemptOutcome.decide(facts(attempts: 2), flow: flow) == .wrong(triesLeft: 3))
+        #expect(CodeAttemptOutcome.decide(facts(attempts: 5), flow: flow) == .exhausted)
+        #expect(CodeAttemptOutcome.decide(facts(matched: true), flow: flow) == .accepted(flow))
+        #expect(CodeAttemptOutcome.decide(facts(counted: false, expired: true), flow: flow) == .expired)
+        #expect(CodeAttemptOutcome.decide(facts(locked: true), flow: flow) == .locked)
+    }
+
+    @Test func retriesBackOffAndStopAfterTheHour() {
+        let queued = now
+        let giveUp = queued.addingTimeInterval(EmailRetry.retrySeconds)
+        #expect(EmailRetry.nextAttempt(afterAttempts: 1, now: queued, giveUpAt: giveUp) == queued.addingTimeInterval(15))
+        #expect(EmailRetry.nextAttempt(afterAttempts: 3, now: queued, giveUpAt: giveUp) == queued.addingTimeInterval(60))
+        #expect(EmailRetry.nextAttempt(afterAttempts: 20, now: queued, giveUpAt: giveUp) == queued.addingTimeInterval(600))
+        #expect(EmailRetry.nextAttempt(afterAttempts: 2, now: giveUp, giveUpAt: giveUp) == nil)
+    }
+
+    @Test func aCodeEmailNamesItsPurposeAndCarriesNoLink() throws {
+        let bytes = try #require(
+            EmailMessages.render(
+                kind: EmailMessages.codeKind(.passwordReset), to: "pat@example.com", name: "Pat", code: "123456",
+                from: "no-reply@example.com", messageID: "m1", date: now))
+        let text = String(decoding: bytes, as: UTF8.self)
+        #expect(text.contains("Subject: Your ZevID code: 123456\r\n"))
+        #expect(text.contains("reset your ZevID password"))
+        #expect(!text.contains("http"))
+        let notice = try #require(EmailMessages.text(kind: SecurityNotice.newBrowserSignIn.rawValue, name: "Pat", code: nil))
+        #expect(!notice.body.contains { $0.isNumber })
     }
 }
 

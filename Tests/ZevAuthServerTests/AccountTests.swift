@@ -167,8 +167,7 @@ import ZevAuthTesting
     @Test func signUpAnswersTheSameForANewAndAnExistingEmail() throws {
         let server = try TestServer()
         let fixture = try Fixture.make(store: server.store)
-        let signUp = { (email: String, password: String) throws -> TestResponse in
-            let browser = server.browser()
+        let signUp = { (email: String, password: String, browser: TestBrowser) throws -> TestResponse in
             let form = try browser.get("/account/signup")
             #expect(form.status == 200)
             return try browser.postForm(
@@ -178,18 +177,31 @@ import ZevAuthTesting
         let newEmail = "new-\(UUID().uuidString.lowercased())@example.com"
         let chosen = "my chosen passphrase"
         SuiteCapture.secret(chosen)
-        let fresh = try signUp(newEmail, chosen)
-        let existing = try signUp(fixture.email, chosen)
+        let freshBrowser = server.browser()
+        let fresh = try signUp(newEmail, chosen, freshBrowser)
+        let existing = try signUp(fixture.email, chosen, server.browser())
         #expect(fresh.status == 200)
         #expect(existing.status == 200)
-        #expect(
-            fresh.text.replacingOccurrences(of: newEmail, with: "X") == existing.text.replacingOccurrences(of: fixture.email, with: "X"))
-        // The existing account was not touched; the new one signs in.
+        // The same code page: only the flow's id and its form token differ.
+        func shape(_ page: TestResponse) -> String {
+            page.text.replacingOccurrences(of: hiddenField("flow", in: page.text) ?? "-", with: "F")
+                .replacingOccurrences(of: hiddenField("csrf", in: page.text) ?? "-", with: "C")
+        }
+        #expect(shape(fresh) == shape(existing))
+        // The existing account was not touched; the new one signs in once its code is entered.
         _ = try Self.appSession(
             server, server.browser(), clientID: fixture.developmentKey, email: fixture.email, password: fixture.password)
+        let code = try Mailbox.code(for: newEmail)
+        let entered = try freshBrowser.postForm(
+            "/account/code",
+            [
+                ("flow", try #require(hiddenField("flow", in: fresh.text))), ("csrf", try #require(hiddenField("csrf", in: fresh.text))),
+                ("code", code),
+            ])
+        #expect(entered.status == 303)
         _ = try Self.appSession(server, server.browser(), clientID: fixture.developmentKey, email: newEmail, password: chosen)
         // The policy is enforced, with the form shown again.
-        let weak = try signUp("weak-\(UUID().uuidString.lowercased())@example.com", "short")
+        let weak = try signUp("weak-\(UUID().uuidString.lowercased())@example.com", "short", server.browser())
         #expect(weak.status == 400)
         #expect(weak.text.contains("at least 10 characters"))
     }

@@ -107,6 +107,14 @@ import ZevAuthTesting
             "/account/signup",
             [("csrf", try #require(hiddenField("csrf", in: form.text))), ("name", "Ada"), ("email", first), ("password", password)])
         #expect(signedUp.status == 200)
+        let entered = try browser.postForm(
+            "/account/code",
+            [
+                ("flow", try #require(hiddenField("flow", in: signedUp.text))),
+                ("csrf", try #require(hiddenField("csrf", in: signedUp.text))),
+                ("code", try Mailbox.code(for: first)),
+            ])
+        #expect(entered.status == 303)
 
         let duplicate = try server.client.send(
             "POST", "/v1/admin/users",

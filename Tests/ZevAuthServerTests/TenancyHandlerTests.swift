@@ -124,8 +124,10 @@ import ZevAuthTesting
         #expect(
             Set(changed.body.keys) == [
                 "sessionMaxAgeDays", "sessionIdleDays", "accessTokenTtlMinutes", "refreshReuseGraceSeconds", "idTokenSigningAlg",
+                "requireVerifiedEmail",
             ])
         #expect(changed.body["idTokenSigningAlg"] as? String == "RS256")
+        #expect(changed.body["requireVerifiedEmail"] as? Bool == false)
     }
 
     @Test func keysRotateButTheLastLiveOneStays() {

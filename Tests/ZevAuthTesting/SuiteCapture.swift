@@ -24,6 +24,12 @@ public enum SuiteCapture {
         append(value, toFileIn: "ZEVAUTH_TEST_SECRETS_FILE")
     }
 
+    /// Records a 6-digit email code (too short for the secrets file, whose fixed-string search would find
+    /// it inside longer numbers): `scripts/test` searches the log for it as a whole number.
+    public static func code(_ value: String) {
+        append(value, toFileIn: "ZEVAUTH_TEST_CODES_FILE")
+    }
+
     /// Records one server log line.
     static func logLine(_ line: String) {
         append(line, toFileIn: "ZEVAUTH_TEST_LOG_FILE")

@@ -149,6 +149,10 @@ public final class TestServer: @unchecked Sendable {
         configuration.listenPort = 0
         configuration.rateLimits = .generous
         configuration.encryptionKey = encryptionKey
+        // Email: each server drains only its own messages, into the run's shared mailbox (Mailbox.swift).
+        configuration.mail.outboxDirectory = Mailbox.directory
+        configuration.mail.scope = "test-" + UUID().uuidString.lowercased()
+        configuration.mail.emailsPerHour = 1_000_000
         return configuration
     }
 

@@ -13,15 +13,24 @@ public struct UserRecord: Sendable, Equatable {
     public let passwordHash: String
     /// Whether an operator closed the account (docs/protocol.md#session-ends).
     public let closed: Bool
+    /// Whether a code sent to the address was entered (`users.email_verified_at`; docs/protocol.md, "Email codes").
+    public let emailVerified: Bool
+    /// Whether the account was made on the hosted sign-up page; such an account signs in only once verified.
+    public let selfSignedUp: Bool
 
     /// Creates a record (the store reads them; tests build them).
-    public init(id: String, email: String, name: String, imageURL: String?, passwordHash: String, closed: Bool) {
+    public init(
+        id: String, email: String, name: String, imageURL: String?, passwordHash: String, closed: Bool, emailVerified: Bool = false,
+        selfSignedUp: Bool = false
+    ) {
         self.id = id
         self.email = email
         self.name = name
         self.imageURL = imageURL
         self.passwordHash = passwordHash
         self.closed = closed
+        self.emailVerified = emailVerified
+        self.selfSignedUp = selfSignedUp
     }
 }
 

@@ -1,6 +1,6 @@
 /// A new password as chosen by a person or an operator, checked once at the edge against the one password
 /// rule (NIST SP 800-63B §5.1.1.2; docs/protocol.md#accounts, docs/decisions.md): at least 10 characters,
-/// at most 1024 bytes of UTF-8. Nothing else is required of it (no composition rules).
+/// at most 1024 bytes of UTF-8, not one of the 1,000 most common passwords (`CommonPasswords`). Nothing else is required of it (no composition rules).
 public struct NewPassword: Sendable, Equatable {
     /// The password as typed. Never logged, never stored: only its Argon2id hash is.
     public let text: String
@@ -14,12 +14,15 @@ public struct NewPassword: Sendable, Equatable {
     public enum Problem: Error, Sendable, Equatable {
         case tooShort
         case tooLong
+        /// On the list of the 1,000 most common passwords (`CommonPasswords`).
+        case common
 
         /// What follows the field's name (`password must be …`), a phrase without the password.
         public var explanation: String {
             switch self {
             case .tooShort: "must be at least \(NewPassword.minimumCharacters) characters"
             case .tooLong: "must be at most \(NewPassword.maximumBytes) bytes"
+            case .common: "is one of the most common passwords; choose one that is harder to guess"
             }
         }
     }
@@ -29,6 +32,7 @@ public struct NewPassword: Sendable, Equatable {
     public static func parse(_ text: String) -> Result<NewPassword, Problem> {
         if text.count < minimumCharacters { return .failure(.tooShort) }
         if text.utf8.count > maximumBytes { return .failure(.tooLong) }
+        if CommonPasswords.contains(text) { return .failure(.common) }
         return .success(NewPassword(text: text))
     }
 

@@ -37,13 +37,16 @@ public struct AccountSignIn: Sendable {
     public func callAsFunction(email: EmailAddress, password: String, expectedAccount: String? = nil) throws -> Outcome {
         let user = try store.user(emailKey: email.key)
         let matches: Bool
-        if let user, !user.closed, password.utf8.count <= NewPassword.maximumBytes {
+        // A self-sign-up whose address was never verified cannot sign in (docs/protocol.md, "Sign-up").
+        if let user, !user.closed, !(user.selfSignedUp && !user.emailVerified), password.utf8.count <= NewPassword.maximumBytes {
             matches = passwords.verify(password, against: user.passwordHash)
         } else {
             passwords.verifyDummy(password)
             matches = false
         }
-        guard let user, matches, expectedAccount == nil || expectedAccount == user.id else { return .wrong }
+        guard let user, matches, !(user.selfSignedUp && !user.emailVerified), expectedAccount == nil || expectedAccount == user.id else {
+            return .wrong
+        }
         return .verified(user)
     }
 }

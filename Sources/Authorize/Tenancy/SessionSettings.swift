@@ -86,16 +86,19 @@ public struct UpdateSessionSettings: Sendable {
     /// - Parameters:
     ///   - environmentID: the calling key's environment.
     ///   - values: the whole numbers given, by setting.
+    ///   - requireVerifiedEmail: the boolean setting, when given.
     ///   - now: when the change happens (sessions past a window are ended as of it).
     /// - Throws: `StoreUnavailable`.
     ///   - idTokenSigningAlg: the ID tokens' new algorithm, or nil to keep it.
     public func callAsFunction(
-        environmentID: String, values: [SessionSetting: Int], idTokenSigningAlg: SigningAlgorithm? = nil, now: Date
+        environmentID: String, values: [SessionSetting: Int], idTokenSigningAlg: SigningAlgorithm? = nil,
+        requireVerifiedEmail: Bool? = nil, now: Date
     ) throws -> Outcome {
         switch Self.update(values) {
         case .failure(let problem): return .outOfBounds(problem.setting)
         case .success(var update):
             update.idTokenSigningAlg = idTokenSigningAlg
+            update.requireVerifiedEmail = requireVerifiedEmail
             guard let updated = try store.updateSessionSettings(environmentID: environmentID, update, now: now) else {
                 return .environmentGone
             }

@@ -24,12 +24,16 @@ public struct EnvironmentRecord: Sendable, Equatable {
     /// The JWS algorithm of the environment's ID tokens (`idTokenSigningAlg`, docs/protocol.md, "OpenID
     /// Connect"); RS256 unless changed.
     public var idTokenSigningAlg: SigningAlgorithm = .rs256
+    /// Whether a sign-in asks an unverified account for an emailed code after its password
+    /// (`requireVerifiedEmail`, default false; docs/protocol.md, "Email verification").
+    public let requireVerifiedEmail: Bool
 
     /// Creates an environment record (stores build it from a row; tests from literals).
     public init(
         id: String, projectID: String, projectName: String, kind: EnvironmentKind, publishableKey: String, sessionMaxAgeDays: Int,
-        sessionIdleDays: Int, accessTokenTTLMinutes: Int, refreshReuseGraceSeconds: Int
+        sessionIdleDays: Int, accessTokenTTLMinutes: Int, refreshReuseGraceSeconds: Int, requireVerifiedEmail: Bool = false
     ) {
+        self.requireVerifiedEmail = requireVerifiedEmail
         self.id = id
         self.projectID = projectID
         self.projectName = projectName
@@ -140,12 +144,15 @@ public struct SessionSettingsUpdate: Sendable, Equatable {
     public var refreshReuseGraceSeconds: Int?
     /// The ID tokens' algorithm, or nil to keep it.
     public var idTokenSigningAlg: SigningAlgorithm?
+    /// `requireVerifiedEmail` (docs/protocol.md, "Email verification").
+    public var requireVerifiedEmail: Bool?
 
     /// Creates an update; nil fields keep their value.
     public init(
         sessionMaxAgeDays: Int? = nil, sessionIdleDays: Int? = nil, accessTokenTTLMinutes: Int? = nil,
-        refreshReuseGraceSeconds: Int? = nil
+        refreshReuseGraceSeconds: Int? = nil, requireVerifiedEmail: Bool? = nil
     ) {
+        self.requireVerifiedEmail = requireVerifiedEmail
         self.sessionMaxAgeDays = sessionMaxAgeDays
         self.sessionIdleDays = sessionIdleDays
         self.accessTokenTTLMinutes = accessTokenTTLMinutes
