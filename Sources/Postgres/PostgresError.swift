@@ -9,9 +9,14 @@ internal import CLibPQ
 public struct PostgresError: Error, Sendable, CustomStringConvertible {
     /// What failed.
     public enum Kind: Sendable {
-        /// The connection could not be made, or was lost (SQLSTATE class `08`, `57P01`…`57P03`, or libpq
-        /// reported a broken connection). The pool discards such a connection; nothing is retried.
+        /// The connection could not be made, was lost, or reached a server that accepts no writes now
+        /// (SQLSTATE class `08`, `57P01`…`57P03`, `25006`, or libpq reported a broken connection). The pool
+        /// discards such a connection and opens a fresh one on the next use; nothing is retried.
         case connection
+        /// The server did not answer a statement within the client-side deadline
+        /// (`PostgresConnectionOptions.clientDeadlineMilliseconds`). Whether the statement ran is unknown;
+        /// the connection is abandoned and the pool discards it.
+        case timeout
         /// The server rejected a statement, or a row value could not be read as the requested type.
         case query
         /// No pooled connection became free within `PostgresPool`'s acquire timeout.

@@ -58,7 +58,9 @@ public enum Commands {
         let migrator = try ServerRunner.migrator(configured: configuration.sqlDirectory)
         let store = PostgresStore.connect(
             url: configuration.databaseURL, size: configuration.effectiveDatabasePoolSize,
-            sharedConnections: ServerConfiguration.sharedDatabaseConnections)
+            sharedConnections: ServerConfiguration.sharedDatabaseConnections,
+            statementTimeoutMilliseconds: configuration.databaseStatementTimeoutMilliseconds,
+            preparedStatements: configuration.databasePrepared)
         let context = ServerContext(configuration: configuration, store: store)
         try ServerRunner.serve(context, migrator: migrator)
     }
@@ -76,7 +78,7 @@ public enum Commands {
         }
         let migrator = try ServerRunner.migrator(configured: values["ZEVAUTH_SQL_DIR"])
         let applied = try ServerRunner.reachingDatabase {
-            try PostgresStore.connect(url: url, size: 1).applyMigrations(migrator) { write($0) }
+            try PostgresStore.connect(url: url, size: 1, statementTimeoutMilliseconds: 0).applyMigrations(migrator) { write($0) }
         }
         write(applied.isEmpty ? "migrations: up to date" : applied.map { "applied \($0.version) \($0.name)" }.joined(separator: "\n"))
     }
