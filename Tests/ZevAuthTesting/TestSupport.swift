@@ -98,9 +98,10 @@ public final class TestServer: @unchecked Sendable {
     ///   - clock: a manual clock, or nil for the system clock.
     ///   - issuer: the issuer, else `http://127.0.0.1:<port>`.
     ///   - configure: changes to the configuration (rate limits default to `.generous`, an encryption key is set).
+    ///   - store: the store, else one over the shared `TestDatabase.pool` (a database-fault test passes its own).
     public init(
         live: Bool = false, clock: ManualClock? = nil, issuer: String? = nil,
-        configure: (inout ServerConfiguration) -> Void = { _ in }
+        configure: (inout ServerConfiguration) -> Void = { _ in }, store: PostgresStore? = nil
     ) throws {
         let log = CapturingLog()
         var server: HTTPServer?
@@ -117,7 +118,7 @@ public final class TestServer: @unchecked Sendable {
         configure(&configuration)
         configuration.issuer = issuer ?? "http://127.0.0.1:\(port)"
         let context = ServerContext(
-            configuration: configuration, store: PostgresStore(pool: TestDatabase.pool), clock: clock ?? SystemClock(),
+            configuration: configuration, store: store ?? PostgresStore(pool: TestDatabase.pool), clock: clock ?? SystemClock(),
             passwordHasher: testPasswordHasher, log: log)
         let app = ZevAuthApp(context: context)
         box.set(app)
@@ -161,6 +162,10 @@ final class HandlerBox: HTTPHandler, @unchecked Sendable {
     func handle(_ request: HTTPRequest) -> HTTPResponse {
         guard let handler = lock.withLock({ self.handler }) else { return HTTPResponse(status: 503) }
         return handler.handle(request)
+    }
+    /// Where the app places the request (its work queues), as the real server's handler does.
+    func placement(for request: HTTPRequest) -> Placement {
+        lock.withLock { self.handler }?.placement(for: request) ?? .inline
     }
 }
 

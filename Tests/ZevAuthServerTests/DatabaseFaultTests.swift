@@ -1,0 +1,189 @@
+import Dispatch
+import Foundation
+import Glibc
+import Postgres
+import PostgresStore
+import Synchronization
+import Testing
+import ZevAuthServer
+import ZevAuthTesting
+
+/// What a client and a load balancer see when PostgreSQL fails under the server (docs/operations.md,
+/// "PostgreSQL high availability" and "Database deadlines"): a read-only server and a frozen one answer
+/// 503 with `Retry-After`, never a 500; `/readyz` is not ready; `/healthz` never waits.
+@Suite struct DatabaseFaultTests {
+    /// A migrated database of its own on the test cluster, for settings no other test may see.
+    final class ScratchDatabase: Sendable {
+        let name: String
+        let url: String
+
+        init() throws {
+            name = "scratch_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(16)
+            try PostgresConnection(url: TestDatabase.url).query("CREATE DATABASE \(name)")
+            let base = TestDatabase.url
+            guard let range = base.range(of: "///zevauth") else { throw TestHTTPClient.Failure.malformed }
+            url = base.replacingCharacters(in: range, with: "///\(name)")
+            let pool = PostgresPool(url: url, size: 1, sharedConnections: 1)
+            _ = try Migrator(directory: TestDatabase.repositoryRoot + "/sql").apply(to: pool)
+        }
+
+        func admin(_ sql: String, _ parameters: [String?] = []) throws {
+            try PostgresConnection(url: TestDatabase.url).query(sql, parameters)
+        }
+
+        func terminateBackends() throws {
+            try admin(
+                "SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()",
+                [name])
+        }
+
+        deinit {
+            _ = try? PostgresConnection(url: TestDatabase.url).query("DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
+        }
+    }
+
+    static func createProject(_ server: TestServer) throws -> TestResponse {
+        try server.client.send(
+            "POST", "/v1/admin/projects",
+            headers: [("Content-Type", "application/json"), ("Authorization", "Bearer \(TestServer.operatorToken)")],
+            body: Array(#"{"name":"Failover"}"#.utf8))
+    }
+
+    static func currentSession(_ server: TestServer) throws -> TestResponse {
+        try server.client.send("GET", "/v1/auth/session", headers: [("Authorization", "Bearer zat_not_a_token")])
+    }
+
+    /// The pool reaches a server that accepts no writes (a standby, a demoted primary behind a stale URL,
+    /// VIP or PgBouncer): every write answers 503 with `Retry-After` (SQLSTATE 25006 is never a 500),
+    /// reads still answer, the read-only connections are discarded rather than pooled, and `/readyz` is
+    /// 503 so the load balancer drains the instance. When the database is writable again the same server,
+    /// not restarted, writes again and is ready.
+    @Test func readOnlyDatabaseAnswers503AndIsNotReady() throws {
+        let database = try ScratchDatabase()
+        let pool = PostgresPool(url: database.url, size: 4, sharedConnections: 2, healthCheckIntervalSeconds: 0.5)
+        let server = try TestServer(store: PostgresStore(pool: pool))
+        #expect(try Self.createProject(server).status == 201)
+        #expect(try server.client.get("/readyz").status == 200)
+
+        try database.admin("ALTER DATABASE \(database.name) SET default_transaction_read_only = on")
+        try database.terminateBackends()
+        var statuses: [Int] = []
+        for _ in 0..<5 {
+            let refused = try Self.createProject(server)
+            statuses.append(refused.status)
+            if refused.status == 503 {
+                #expect(refused.header("Retry-After") != nil)
+                #expect(refused.json["error"] as? String == "temporarily_unavailable")
+            }
+        }
+        #expect(!statuses.contains(500))
+        #expect(statuses.filter { $0 == 503 }.count == 5)
+        #expect(try Self.currentSession(server).status == 401)
+        #expect(try server.client.get("/readyz").status == 503)
+        // Each refused write closed its connection: none of the pool's stays behind on the read-only server
+        // except the ones reads use.
+        #expect(try Self.currentSession(server).status == 401)
+        #expect(server.serverFailureLines.filter { $0.contains(" 500 ") }.isEmpty)
+
+        try database.admin("ALTER DATABASE \(database.name) RESET default_transaction_read_only")
+        try database.terminateBackends()
+        #expect(eventually(seconds: 5) { (try? Self.createProject(server).status) == 201 })
+        #expect(eventually(seconds: 5) { (try? server.client.get("/readyz").status) == 200 })
+    }
+
+    /// Every PostgreSQL process of a throwaway cluster frozen (SIGSTOP, as a hung host or a partitioned
+    /// network looks from here): `/healthz` keeps answering within a second while database requests are
+    /// stuck, each of those answers 503 with `Retry-After` within its deadline, `/readyz` is 503 within a
+    /// bounded time, and once the cluster thaws the same server answers normally.
+    @Test(.timeLimit(.minutes(2))) func frozenDatabaseNeverHoldsHealthz() throws {
+        let directory = NSTemporaryDirectory() + "zevauth-freeze-" + UUID().uuidString.prefix(8)
+        let cluster = LocalPostgresCluster(directory: directory, port: Int.random(in: 20_000...40_000))
+        let url = try cluster.start() + "&connect_timeout=2"
+        defer {
+            try? cluster.stop()
+            try? FileManager.default.removeItem(atPath: directory)
+        }
+        var options = PostgresConnectionOptions()
+        options.statementTimeoutMilliseconds = 1000
+        let pool = PostgresPool(url: url, size: 30, sharedConnections: 4, options: options)
+        _ = try Migrator(directory: TestDatabase.repositoryRoot + "/sql").apply(to: pool)
+        let server = try TestServer(live: true, store: PostgresStore(pool: pool))
+        #expect(try Self.currentSession(server).status == 401)
+        #expect(try server.client.get("/readyz").status == 200)
+
+        let backend = try pool.query("SELECT pg_backend_pid() AS pid").rows[0].int("pid")
+        let postmaster = try #require(Self.parent(of: pid_t(backend)))
+        let frozen = [postmaster] + Self.children(of: postmaster)
+        for pid in frozen { kill(pid, SIGSTOP) }
+        var thawed = false
+        let thaw = {
+            if !thawed { for pid in frozen { kill(pid, SIGCONT) } }
+            thawed = true
+        }
+        defer { thaw() }
+
+        // More stuck database requests than the server has HTTP workers (8).
+        let answers = Mutex<[(status: Int, retryAfter: String?, seconds: Double)]>([])
+        let group = DispatchGroup()
+        for _ in 0..<12 {
+            DispatchQueue.global().async(group: group) {
+                let started = Date()
+                let response = try? Self.currentSession(server)
+                answers.withLock {
+                    $0.append((response?.status ?? 0, response?.header("Retry-After"), Date().timeIntervalSince(started)))
+                }
+            }
+        }
+        usleep(300_000)
+        for _ in 0..<5 {
+            let started = Date()
+            let health = try server.client.get("/healthz")
+            #expect(health.status == 200)
+            #expect(Date().timeIntervalSince(started) < 1)
+            usleep(100_000)
+        }
+        let readyStarted = Date()
+        #expect(try server.client.get("/readyz").status == 503)
+        #expect(Date().timeIntervalSince(readyStarted) < 8)
+        #expect(group.wait(timeout: .now() + 20) == .success)
+        thaw()
+
+        let seen = answers.withLock { $0 }
+        #expect(seen.count == 12)
+        for answer in seen {
+            #expect(answer.status == 503)
+            #expect(answer.retryAfter != nil)
+            // The statement deadline (1 s + 1 s of client wait), or a new connection's connect_timeout (2 s),
+            // with room for a loaded machine.
+            #expect(answer.seconds < 6)
+        }
+        #expect(eventually(seconds: 15) { (try? Self.currentSession(server).status) == 401 })
+        #expect(eventually(seconds: 15) { (try? server.client.get("/readyz").status) == 200 })
+        #expect(server.serverFailureLines.filter { $0.contains(" 500 ") }.isEmpty)
+    }
+
+    /// The parent process id of `pid` (`/proc/<pid>/stat`, field 4).
+    static func parent(of pid: pid_t) -> pid_t? {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let close = stat.lastIndex(of: ")")
+        else { return nil }
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        return fields.count > 1 ? pid_t(fields[1]) : nil
+    }
+
+    /// Every process whose parent is `pid`.
+    static func children(of pid: pid_t) -> [pid_t] {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return entries.compactMap { pid_t($0) }.filter { parent(of: $0) == pid }
+    }
+}
+
+/// Polls `condition` every 100 ms for up to `seconds`.
+private func eventually(seconds: Double = 5, _ condition: () -> Bool) -> Bool {
+    let deadline = Date().addingTimeInterval(seconds)
+    while Date() < deadline {
+        if condition() { return true }
+        usleep(100_000)
+    }
+    return condition()
+}
