@@ -83,7 +83,8 @@ public final class PostgresConnection: @unchecked Sendable {
             _ = try run(sent: PQsendQuery(handle, setup) == 1, deadline: clientDeadline())
         } catch let error as PostgresError {
             throw PostgresError(
-                kind: .connection, sqlState: error.sqlState, message: "session setup failed: \(error.message)")
+                kind: .connection, sqlState: error.sqlState ?? .unableToEstablishConnection,
+                message: "session setup failed: \(error.message)")
         }
     }
 

@@ -45,6 +45,20 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible {
         self.message = message
     }
 
+    /// Whether the statement may have run although no answer came back: the client's deadline passed, or
+    /// the connection broke while a statement was under way (no SQLSTATE, or the backend was terminated,
+    /// `57P01`/`57P02`). False when the connection could not be made (`08001`, `57P03`), when the server
+    /// refused the write (`25006`) and for every `.query` error (the statement failed and rolled back).
+    public var mayHaveRun: Bool {
+        switch kind {
+        case .timeout: return true
+        case .query, .poolTimeout: return false
+        case .connection:
+            guard let sqlState else { return true }
+            return sqlState == .adminShutdown || sqlState == .crashShutdown || sqlState == .connectionFailure
+        }
+    }
+
     /// `PostgreSQL <kind> error [SQLSTATE] [(constraint …)]: message`.
     public var description: String {
         var text = "PostgreSQL \(kind) error"

@@ -27,9 +27,11 @@ public enum PostgresEdge {
         switch error.kind {
         case .connection:
             if error.sqlState == .readOnlySQLTransaction { return StoreUnavailable(reason: "read_only") }
-            return StoreUnavailable(reason: "connection", detail: error.message.split(separator: "\n").first.map(String.init) ?? "")
+            return StoreUnavailable(
+                reason: "connection", detail: error.message.split(separator: "\n").first.map(String.init) ?? "",
+                inDoubt: error.mayHaveRun)
         case .poolTimeout: return StoreUnavailable(reason: "pool_timeout")
-        case .timeout: return StoreUnavailable(reason: "statement_deadline")
+        case .timeout: return StoreUnavailable(reason: "statement_deadline", inDoubt: true)
         case .query:
             if error.sqlState == .characterNotInRepertoire { return StoreError.unstorableInput }
             if error.sqlState == .queryCanceled { return StoreUnavailable(reason: "statement_timeout") }

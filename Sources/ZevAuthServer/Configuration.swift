@@ -55,6 +55,10 @@ public struct ServerConfiguration: Sendable {
     /// default 5000): PostgreSQL's `statement_timeout` on each connection, and the server's own wait on the
     /// socket one second past it. A request whose statement passes it answers 503 with `Retry-After`.
     public var databaseStatementTimeoutMilliseconds: Int = 5000
+    /// How long an exchange or refresh whose statement's fate is unknown (the connection broke after it was
+    /// sent) settles itself before answering 503 (`ZEVAUTH_DATABASE_SETTLE_MS`, 0–120000, default 15000; 0
+    /// answers 503 at once).
+    public var databaseSettleMilliseconds: Int = 15_000
 
     /// Folder of `NNN_name.sql` migrations (`ZEVAUTH_SQL_DIR`; default: the `sql/` found from the working
     /// directory or the executable's location).
@@ -197,6 +201,9 @@ public enum ConfigurationLoader {
             .init(
                 variable: "ZEVAUTH_DATABASE_STATEMENT_TIMEOUT_MS", flag: "--database-statement-timeout-ms", placeholder: "MS",
                 help: "every statement's deadline, 100-600000 (default 5000)"),
+            .init(
+                variable: "ZEVAUTH_DATABASE_SETTLE_MS", flag: "--database-settle-ms", placeholder: "MS",
+                help: "how long an in-doubt exchange or refresh settles itself, 0-120000 (default 15000)"),
         ]
         + RateLimits.variables.map {
             .init(
@@ -361,6 +368,8 @@ public enum ConfigurationLoader {
         configuration.databaseStatementTimeoutMilliseconds =
             try integer(values, "ZEVAUTH_DATABASE_STATEMENT_TIMEOUT_MS", in: 100...600_000)
             ?? configuration.databaseStatementTimeoutMilliseconds
+        configuration.databaseSettleMilliseconds =
+            try integer(values, "ZEVAUTH_DATABASE_SETTLE_MS", in: 0...120_000) ?? configuration.databaseSettleMilliseconds
         configuration.rateLimits = try RateLimits.load(values, base: rateLimits)
         if let text = values["ZEVAUTH_LOG_FORMAT"] {
             guard let format = LogFormat(rawValue: text.lowercased()) else {

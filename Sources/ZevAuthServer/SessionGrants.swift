@@ -153,7 +153,9 @@ struct SessionGrants: Sendable {
     /// - Parameter gate: the client's failure limit, checked inside the refresh statement (nil: none).
     func refresh(refreshToken: String, publishableKey: String, gate: RateLimiter.Gate? = nil) throws -> GrantResult {
         let now = context.clock.now()
-        let outcome = try Refresh(store: context.roundTrip.refresh, secrets: context.secrets)(
+        let outcome = try Refresh(
+            store: context.roundTrip.refresh, secrets: context.secrets,
+            settle: SettleWindow(milliseconds: context.configuration.databaseSettleMilliseconds))(
             publishableKey: publishableKey, refreshToken: refreshToken, gate: gate?.stored, now: now,
             observe: { context.metrics.refresh(Self.metric($0)) })
         if case .rateLimited = outcome { context.metrics.rateLimited(.refreshFailuresPerAddress) }
