@@ -169,7 +169,7 @@ extension PostgresAuthorizations: ExchangeStore {
     }
 
     /// The session an in-doubt exchange made, by its first access token (the current-session read).
-    public func settledSession(accessTokenHash: String, now: Date) throws -> IssuedSession? {
+    public func exchangedSession(accessTokenHash: String, now: Date) throws -> IssuedSession? {
         try PostgresSessions(pool: pool).session(accessTokenHash: accessTokenHash, now: now)
     }
 }

@@ -154,7 +154,7 @@ extension PostgresSessions: RefreshStore {
     }
 
     /// The session an in-doubt refresh rotated, by its new access token (the current-session read).
-    public func settledSession(accessTokenHash: String, now: Date) throws -> IssuedSession? {
+    public func refreshedSession(accessTokenHash: String, now: Date) throws -> IssuedSession? {
         try session(accessTokenHash: accessTokenHash, now: now)
     }
 }

@@ -73,8 +73,8 @@ struct ExchangeHandler: Sendable {
         let outcome = try Exchange(
             store: context.roundTrip.exchange, secrets: context.secrets,
             settle: SettleWindow(milliseconds: context.configuration.databaseSettleMilliseconds))(
-            publishableKey: publishableKey, code: fields.code, redirectURI: fields.redirectURI, codeVerifier: fields.codeVerifier,
-            gate: gate?.stored, now: now, observe: { context.metrics.exchange(Self.metric($0)) })
+                publishableKey: publishableKey, code: fields.code, redirectURI: fields.redirectURI, codeVerifier: fields.codeVerifier,
+                gate: gate?.stored, now: now, observe: { context.metrics.exchange(Self.metric($0)) })
         if case .rateLimited = outcome { context.metrics.rateLimited(.exchangeFailuresPerAddress) }
         return GrantResult(outcome, now: now, retryAfterSeconds: gate?.retryAfterSeconds ?? 1)
     }

@@ -156,8 +156,8 @@ struct SessionGrants: Sendable {
         let outcome = try Refresh(
             store: context.roundTrip.refresh, secrets: context.secrets,
             settle: SettleWindow(milliseconds: context.configuration.databaseSettleMilliseconds))(
-            publishableKey: publishableKey, refreshToken: refreshToken, gate: gate?.stored, now: now,
-            observe: { context.metrics.refresh(Self.metric($0)) })
+                publishableKey: publishableKey, refreshToken: refreshToken, gate: gate?.stored, now: now,
+                observe: { context.metrics.refresh(Self.metric($0)) })
         if case .rateLimited = outcome { context.metrics.rateLimited(.refreshFailuresPerAddress) }
         return GrantResult(outcome, now: now, retryAfterSeconds: gate?.retryAfterSeconds ?? 1)
     }

@@ -38,8 +38,9 @@ import ZevAuthTesting
                 $0.trustedProxies = ["127.0.0.1"]
             })
         let fixture = try Fixture.make(store: server.store)
-        // This test's own client address (RFC 5737), so no other test's failures count.
-        let address = "192.0.2.\(Int.random(in: 1...254))"
+        // This test's own client address (the documentation prefix, RFC 3849), so no other test's failures count.
+        let suffix = (0..<2).map { _ in String(UInt16.random(in: 1...UInt16.max), radix: 16) }.joined(separator: ":")
+        let address = "2001:db8::" + suffix
         let client = server.client
         let key = fixture.developmentKey
         let statuses = Self.burst(100) {

@@ -133,12 +133,12 @@ public protocol ExchangeStore: Sendable {
     /// The live session whose access token digests to `accessTokenHash`, or nil: how an in-doubt exchange
     /// learns whether its own write landed (`Settle`).
     /// - Throws: `StoreUnavailable`.
-    func settledSession(accessTokenHash: String, now: Date) throws -> IssuedSession?
+    func exchangedSession(accessTokenHash: String, now: Date) throws -> IssuedSession?
 }
 
 extension ExchangeStore {
     /// No lookup: an in-doubt write is run again (a store that cannot look its writes up).
-    public func settledSession(accessTokenHash: String, now: Date) throws -> IssuedSession? { nil }
+    public func exchangedSession(accessTokenHash: String, now: Date) throws -> IssuedSession? { nil }
 }
 
 /// `POST /v1/auth/handoff/exchange` and the code grant of `POST /oauth2/token`: mints the pair, checks and
@@ -196,7 +196,7 @@ public struct Exchange: Sendable {
                 }
             },
             lookup: {
-                try store.settledSession(accessTokenHash: attempt.accessTokenHash, now: now).map {
+                try store.exchangedSession(accessTokenHash: attempt.accessTokenHash, now: now).map {
                     GrantOutcome.issued($0, accessToken: accessToken, refreshToken: refreshToken)
                 }
             })

@@ -76,12 +76,12 @@ public protocol RefreshStore: Sendable {
     /// The live session whose access token digests to `accessTokenHash`, or nil: how an in-doubt refresh
     /// learns whether its own rotation landed (`Settle`).
     /// - Throws: `StoreUnavailable`.
-    func settledSession(accessTokenHash: String, now: Date) throws -> IssuedSession?
+    func refreshedSession(accessTokenHash: String, now: Date) throws -> IssuedSession?
 }
 
 extension RefreshStore {
     /// No lookup: an in-doubt write is run again (a store that cannot look its writes up).
-    public func settledSession(accessTokenHash: String, now: Date) throws -> IssuedSession? { nil }
+    public func refreshedSession(accessTokenHash: String, now: Date) throws -> IssuedSession? { nil }
 }
 
 /// `POST /v1/auth/session/refresh` and the refresh grant of `POST /oauth2/token`: mints the pair, runs the
@@ -123,7 +123,7 @@ public struct Refresh: Sendable {
                 return RefreshDecision.decide(outcome, accessToken: accessToken, refreshToken: newRefreshToken)
             },
             lookup: {
-                try store.settledSession(accessTokenHash: attempt.newAccessTokenHash, now: now).map {
+                try store.refreshedSession(accessTokenHash: attempt.newAccessTokenHash, now: now).map {
                     GrantOutcome.issued($0, accessToken: accessToken, refreshToken: newRefreshToken)
                 }
             })
