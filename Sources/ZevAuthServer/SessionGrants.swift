@@ -231,7 +231,9 @@ struct SessionGrants: Sendable {
 
     /// Ends the session that issued `token` when it is this environment's; anything else is ignored.
     func revoke(token: String, environmentID: String) throws {
-        try Revoke(store: context.roundTrip.revoke, secrets: context.secrets)(
-            token: token, environmentID: environmentID, now: context.clock.now())
+        try Revoke(
+            store: context.roundTrip.revoke, secrets: context.secrets,
+            settle: SettleWindow(milliseconds: context.configuration.databaseSettleMilliseconds))(
+                token: token, environmentID: environmentID, now: context.clock.now())
     }
 }
