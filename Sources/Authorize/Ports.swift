@@ -6,19 +6,26 @@
 /// in time, or the server it reached accepts no writes. Nothing was decided; the edge answers 503 with
 /// `Retry-After` (docs/protocol.md#json-error-body). It carries no input and no SQL.
 public struct StoreUnavailable: Error, Sendable, Equatable, CustomStringConvertible {
-    /// A short reason for the log (`connection`, `pool_timeout`, `read_only`), never shown to a client.
+    /// A short reason for the log (`connection`, `pool_timeout`, `read_only`, `statement_timeout`,
+    /// `statement_deadline`), never shown to a client.
     public let reason: String
     /// For `connection`: the first line of the driver's connection message, which names the host or socket
     /// and never the password (what an operator needs to fix `ZEVAUTH_DATABASE_URL`); nil otherwise. Never
     /// shown to a client; not part of equality.
     public let detail: String?
+    /// Whether a write may have landed although no answer came: the connection broke, or the answer was
+    /// not back by the deadline, after the statement was sent. A grant settles such a write itself
+    /// (`Settle`); otherwise nothing was written. Not part of equality.
+    public let inDoubt: Bool
 
     /// - Parameters:
     ///   - reason: a short reason for the log.
     ///   - detail: the safe first line of the connection failure, if any.
-    public init(reason: String, detail: String? = nil) {
+    ///   - inDoubt: whether the statement was sent and its fate is unknown.
+    public init(reason: String, detail: String? = nil, inDoubt: Bool = false) {
         self.reason = reason
         self.detail = detail
+        self.inDoubt = inDoubt
     }
 
     public var description: String { "The database is unavailable (\(reason))." }

@@ -1,4 +1,5 @@
 internal import CLibPQ
+import Dispatch
 import Foundation
 
 /// One libpq connection (`PGconn`), used by one caller at a time.
@@ -12,19 +13,56 @@ import Foundation
 /// not reach stderr.
 public final class PostgresConnection: @unchecked Sendable {
     private let handle: OpaquePointer
+    /// The deadline and preparation settings this connection was opened with.
+    public let options: PostgresConnectionOptions
+    /// While set (`withoutDeadline`), statements wait for their answer as long as it takes.
+    private var deadlineLifted = false
+    /// Set when a statement outlived its deadline: the connection is mid-statement and must not be lent
+    /// again (`isHealthy` turns false).
+    private var abandoned = false
     /// Statements prepared on this connection by `query(prepared:_:)`: SQL text → server-side name. Only one
     /// thread uses a connection at a time (the pool's rule), so no lock is needed.
     private var preparedNames: [String: String] = [:]
     /// At most this many statements are prepared per connection; past it, statements run unprepared.
     public static let maximumPreparedStatements = 32
 
-    /// Connects, blocking until the connection is made or fails (`PQconnectdb`).
+    /// Connects, blocking until the connection is made or fails (`PQconnectdbParams`), with the default
+    /// options (`PostgresConnectionOptions()`).
     /// - Parameter url: A libpq connection string or URI, for example
     ///   `postgresql:///zevauth?host=/tmp/pg&port=5433&user=postgres`. It never appears in errors.
     /// - Throws: `PostgresError` (`.connection`) with libpq's message when the connection fails, or when the
     ///   session settings cannot be applied.
-    public init(url: String) throws {
-        guard let handle = PQconnectdb(url) else {
+    public convenience init(url: String) throws {
+        try self.init(url: url, options: PostgresConnectionOptions())
+    }
+
+    /// Connects with `options`, blocking until the connection is made or fails (`PQconnectdbParams`).
+    ///
+    /// The options' connection defaults (`connect_timeout`, `tcp_user_timeout`, keepalives) come before the
+    /// URL, so a value the URL names wins (libpq's rule for an expanded `dbname`); several hosts and
+    /// `target_session_attrs=read-write` in the URL are libpq's own: it tries each host in turn and keeps
+    /// the first that accepts writes.
+    /// - Parameters:
+    ///   - url: A libpq connection string or URI. It never appears in errors.
+    ///   - options: The connection defaults, the statement deadline and whether statements are prepared.
+    /// - Throws: `PostgresError` (`.connection`) with libpq's message when the connection fails, or when the
+    ///   session settings cannot be applied.
+    public init(url: String, options: PostgresConnectionOptions) throws {
+        let defaults = options.connectionDefaults
+        let keywords = defaults.map(\.0) + ["dbname"]
+        let values = defaults.map(\.1) + [url]
+        let keywordCopies = keywords.map { strdup($0) }
+        let valueCopies = values.map { strdup($0) }
+        defer {
+            keywordCopies.forEach { free($0) }
+            valueCopies.forEach { free($0) }
+        }
+        let connected = (keywordCopies.map { UnsafePointer($0) } + [nil]).withUnsafeBufferPointer { keywordPointers in
+            (valueCopies.map { UnsafePointer($0) } + [nil]).withUnsafeBufferPointer { valuePointers in
+                PQconnectdbParams(keywordPointers.baseAddress, valuePointers.baseAddress, 1)
+            }
+        }
+        guard let handle = connected else {
             throw PostgresError(kind: .connection, message: "libpq could not allocate a connection")
         }
         guard PQstatus(handle) == CONNECTION_OK else {
@@ -36,11 +74,17 @@ public final class PostgresConnection: @unchecked Sendable {
         // nothing, as C function pointers must.
         _ = PQsetNoticeProcessor(handle, { _, _ in }, nil)
         self.handle = handle
+        self.options = options
         do {
-            try execute(script: "SET TIME ZONE 'UTC'; SET DateStyle = 'ISO, MDY'")
+            var setup = "SET TIME ZONE 'UTC'; SET DateStyle = 'ISO, MDY'"
+            if options.statementTimeoutMilliseconds > 0 {
+                setup += "; SET statement_timeout = \(options.statementTimeoutMilliseconds)"
+            }
+            _ = try run(sent: PQsendQuery(handle, setup) == 1, deadline: clientDeadline())
         } catch let error as PostgresError {
             throw PostgresError(
-                kind: .connection, sqlState: error.sqlState, message: "session setup failed: \(error.message)")
+                kind: .connection, sqlState: error.sqlState ?? .unableToEstablishConnection,
+                message: "session setup failed: \(error.message)")
         }
     }
 
@@ -67,10 +111,10 @@ public final class PostgresConnection: @unchecked Sendable {
         }
         let copies: [UnsafeMutablePointer<CChar>?] = parameters.map { $0.map { strdup($0) } ?? nil }
         defer { copies.forEach { free($0) } }
-        let result = copies.map { UnsafePointer($0) }.withUnsafeBufferPointer { values in
-            PQexecParams(handle, sql, Int32(values.count), nil, values.baseAddress, nil, nil, 0)
+        let sent = copies.map { UnsafePointer($0) }.withUnsafeBufferPointer { values in
+            PQsendQueryParams(handle, sql, Int32(values.count), nil, values.baseAddress, nil, nil, 0)
         }
-        return try consume(result)
+        return try run(sent: sent == 1, deadline: clientDeadline())
     }
 
     /// Runs one statement like `query(_:_:)`, but prepared once per connection (`PQprepare`, then
@@ -80,15 +124,20 @@ public final class PostgresConnection: @unchecked Sendable {
     ///   - sql: One constant SQL statement with `$n` placeholders.
     ///   - parameters: The values in text form; `nil` is SQL NULL.
     /// - Returns: The rows and the affected-row count.
+    ///
+    /// With `PostgresConnectionOptions.preparedStatements` off (PgBouncer in transaction mode, where a
+    /// later statement may reach another server connection), this is `query(_:_:)`: an unnamed statement.
     /// - Throws: `PostgresError`, as `query(_:_:)`; a statement that fails to prepare is not remembered.
     @discardableResult
     public func query(prepared sql: String, _ parameters: [String?] = []) throws -> PostgresResult {
+        guard options.preparedStatements else { return try query(sql, parameters) }
         let name: String
         if let existing = preparedNames[sql] {
             name = existing
         } else if preparedNames.count < Self.maximumPreparedStatements {
             let candidate = "zevauth_\(preparedNames.count)"
-            _ = try consume(PQprepare(handle, candidate, sql, Int32(parameters.count), nil))
+            _ = try run(
+                sent: PQsendPrepare(handle, candidate, sql, Int32(parameters.count), nil) == 1, deadline: clientDeadline())
             preparedNames[sql] = candidate
             name = candidate
         } else {
@@ -101,25 +150,40 @@ public final class PostgresConnection: @unchecked Sendable {
         }
         let copies: [UnsafeMutablePointer<CChar>?] = parameters.map { $0.map { strdup($0) } ?? nil }
         defer { copies.forEach { free($0) } }
-        let result = copies.map { UnsafePointer($0) }.withUnsafeBufferPointer { values in
-            PQexecPrepared(handle, name, Int32(values.count), values.baseAddress, nil, nil, 0)
+        let sent = copies.map { UnsafePointer($0) }.withUnsafeBufferPointer { values in
+            PQsendQueryPrepared(handle, name, Int32(values.count), values.baseAddress, nil, nil, 0)
         }
-        return try consume(result)
+        return try run(sent: sent == 1, deadline: clientDeadline())
     }
 
     /// Runs a script of several statements separated by semicolons (`PQexec`), without parameters.
     ///
     /// For migrations and session setup only; anything with values goes through `query(_:_:)`. Inside a
     /// transaction the whole script runs in it; outside one, the statements run in one implicit transaction.
+    /// A script has no client-side deadline (a migration may take long; run `SET LOCAL statement_timeout = 0`
+    /// first to lift the server's too).
     /// - Parameter script: The SQL text.
     /// - Throws: `PostgresError` for the first statement that fails.
     public func execute(script: String) throws {
-        _ = try consume(PQexec(handle, script))
+        _ = try run(sent: PQsendQuery(handle, script) == 1, deadline: nil)
     }
 
-    /// Whether libpq considers the connection usable (`PQstatus == CONNECTION_OK`). A backend that died
-    /// since the last call is only noticed when the connection is next used (or checked by the pool).
-    public var isHealthy: Bool { PQstatus(handle) == CONNECTION_OK }
+    /// Runs `body` with the statement deadline lifted: the client waits as long as it takes, and, inside a
+    /// transaction, the server's `statement_timeout` is 0 until it ends (`SET LOCAL`). For migrations,
+    /// whose scripts, lock waits and steps may take longer than any request should.
+    /// - Throws: what `body` throws, or `PostgresError` from the `SET LOCAL`.
+    public func withoutDeadline<T>(_ body: () throws -> T) throws -> T {
+        let previous = deadlineLifted
+        deadlineLifted = true
+        defer { deadlineLifted = previous }
+        if !isIdleOutsideTransaction { try execute(script: "SET LOCAL statement_timeout = 0") }
+        return try body()
+    }
+
+    /// Whether libpq considers the connection usable (`PQstatus == CONNECTION_OK`) and no statement was
+    /// abandoned at its deadline on it. A backend that died since the last call is only noticed when the
+    /// connection is next used (or checked by the pool).
+    public var isHealthy: Bool { !abandoned && PQstatus(handle) == CONNECTION_OK }
 
     /// Whether a connection that sat idle in the pool is still usable, without a round trip.
     ///
@@ -128,7 +192,7 @@ public final class PostgresConnection: @unchecked Sendable {
     /// the socket is read, and one `PQconsumeInput` only buffers the error without seeing the EOF behind it.
     /// So any pending input, hang-up or socket error at checkout means "discard and reconnect".
     func checkAlive() -> Bool {
-        guard PQstatus(handle) == CONNECTION_OK else { return false }
+        guard isHealthy else { return false }
         let socket = PQsocket(handle)
         guard socket >= 0 else { return false }
         var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
@@ -139,14 +203,73 @@ public final class PostgresConnection: @unchecked Sendable {
     /// Whether the connection is outside any transaction block (`PQTRANS_IDLE`).
     var isIdleOutsideTransaction: Bool { PQtransactionStatus(handle) == PQTRANS_IDLE }
 
-    /// Turns a `PGresult` into rows or a thrown error, clearing it in every case.
-    private func consume(_ result: OpaquePointer?) throws -> PostgresResult {
-        guard let result else { throw PostgresError.from(result: nil, connection: handle) }
-        defer { PQclear(result) }
-        let status = PQresultStatus(result)
-        guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK || status == PGRES_EMPTY_QUERY else {
-            throw PostgresError.from(result: result, connection: handle)
+    /// Monotonic nanoseconds (a vDSO clock read, no system call).
+    private static func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+
+    /// When a statement sent now must have answered: `PostgresConnectionOptions.clientDeadlineMilliseconds`
+    /// from now, or nil (wait as long as it takes) when the options set no statement timeout.
+    private func clientDeadline() -> UInt64? {
+        let milliseconds = options.clientDeadlineMilliseconds
+        guard milliseconds > 0, !deadlineLifted else { return nil }
+        return Self.now() + UInt64(milliseconds) * 1_000_000
+    }
+
+    /// Waits for the answer to what was just sent (`PQsend…`), never past `deadline`, and turns its results
+    /// into rows or a thrown error, clearing every `PGresult`.
+    ///
+    /// The wait is a `poll()` on the connection's socket, so a server that stopped answering (frozen, or a
+    /// network that drops packets) cannot hold the caller past the deadline. Past it, the connection is
+    /// abandoned (`isHealthy` false, so the pool discards it) and `.timeout` is thrown: whether the
+    /// statement ran is unknown. Of several results (a script), the first error wins, else the last result.
+    private func run(sent: Bool, deadline: UInt64?) throws -> PostgresResult {
+        guard sent else { throw PostgresError.from(result: nil, connection: handle) }
+        var answer: PostgresResult?
+        var failure: PostgresError?
+        while true {
+            try waitUntilReadable(deadline: deadline)
+            guard let result = PQgetResult(handle) else { break }
+            defer { PQclear(result) }
+            let status = PQresultStatus(result)
+            if status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK || status == PGRES_EMPTY_QUERY {
+                answer = rows(of: result)
+            } else if failure == nil {
+                failure = PostgresError.from(result: result, connection: handle)
+            }
         }
+        if let failure { throw failure }
+        guard let answer else { throw PostgresError.from(result: nil, connection: handle) }
+        return answer
+    }
+
+    /// Reads input until libpq has a whole result (`PQisBusy` false), waiting on the socket at most until
+    /// `deadline` (monotonic nanoseconds; nil: no limit).
+    private func waitUntilReadable(deadline: UInt64?) throws {
+        while PQisBusy(handle) == 1 {
+            var timeout: Int32 = -1
+            if let deadline {
+                let now = Self.now()
+                guard now < deadline else { throw abandon() }
+                timeout = Int32(clamping: (deadline - now + 999_999) / 1_000_000)
+            }
+            var descriptor = pollfd(fd: PQsocket(handle), events: Int16(POLLIN), revents: 0)
+            guard descriptor.fd >= 0 else { throw PostgresError.from(result: nil, connection: handle) }
+            let ready = poll(&descriptor, 1, timeout)
+            if ready < 0 && errno == EINTR { continue }
+            if ready == 0 { continue }
+            guard PQconsumeInput(handle) == 1 else { throw PostgresError.from(result: nil, connection: handle) }
+        }
+    }
+
+    /// Marks the connection unusable after a missed deadline and returns the error to throw.
+    private func abandon() -> PostgresError {
+        abandoned = true
+        return PostgresError(
+            kind: .timeout,
+            message: "the database did not answer within \(options.clientDeadlineMilliseconds) ms")
+    }
+
+    /// The rows of a successful `PGresult` (not cleared here).
+    private func rows(of result: OpaquePointer) -> PostgresResult {
         let columnCount = PQnfields(result)
         let columns = PostgresColumns(names: (0..<columnCount).map { String(cString: PQfname(result, $0)) })
         let rows = (0..<PQntuples(result)).map { row in
@@ -158,5 +281,40 @@ public final class PostgresConnection: @unchecked Sendable {
         }
         let affected = Int(String(cString: PQcmdTuples(result))) ?? 0
         return PostgresResult(rows: rows, rowsAffected: affected, commandTag: String(cString: PQcmdStatus(result)))
+    }
+}
+
+/// How a `PostgresConnection` connects and how long its statements may take (docs/operations.md,
+/// "Database deadlines").
+public struct PostgresConnectionOptions: Sendable, Equatable {
+    /// `connect_timeout` in seconds when the URL names none (libpq's minimum is 2): bounds each host's
+    /// connection attempt, so an unreachable or frozen server cannot hold a caller for the kernel's TCP
+    /// timeout. Default 5.
+    public var connectTimeoutSeconds: Int = 5
+    /// The server-side `statement_timeout` set on every connection, in milliseconds; 0 sets none (and
+    /// turns the client-side deadline off too). Default 5000.
+    public var statementTimeoutMilliseconds: Int = 5000
+    /// Whether `query(prepared:_:)` prepares its statements on the server (`PQprepare`); off for PgBouncer in
+    /// transaction mode. Default on.
+    public var preparedStatements: Bool = true
+
+    /// The defaults above.
+    public init() {}
+
+    /// How long the client waits for a statement's answer: the server's timeout plus one second, so the
+    /// server normally cancels first (a clean `57014`, the connection kept), and the client's own wait on
+    /// the socket only decides when the server does not answer at all. 0 when there is no statement timeout.
+    public var clientDeadlineMilliseconds: Int {
+        statementTimeoutMilliseconds > 0 ? statementTimeoutMilliseconds + 1000 : 0
+    }
+
+    /// The libpq keywords given before the URL (so the URL's own values win): `connect_timeout`; over TCP,
+    /// `tcp_user_timeout` (unacknowledged data for longer than the client deadline breaks the connection)
+    /// and keepalives (a peer that vanished is noticed within about 11 s of silence).
+    var connectionDefaults: [(String, String)] {
+        var defaults = [("connect_timeout", String(max(2, connectTimeoutSeconds)))]
+        if clientDeadlineMilliseconds > 0 { defaults.append(("tcp_user_timeout", String(clientDeadlineMilliseconds))) }
+        defaults += [("keepalives", "1"), ("keepalives_idle", "5"), ("keepalives_interval", "2"), ("keepalives_count", "3")]
+        return defaults
     }
 }

@@ -9,9 +9,14 @@ internal import CLibPQ
 public struct PostgresError: Error, Sendable, CustomStringConvertible {
     /// What failed.
     public enum Kind: Sendable {
-        /// The connection could not be made, or was lost (SQLSTATE class `08`, `57P01`…`57P03`, or libpq
-        /// reported a broken connection). The pool discards such a connection; nothing is retried.
+        /// The connection could not be made, was lost, or reached a server that accepts no writes now
+        /// (SQLSTATE class `08`, `57P01`…`57P03`, `25006`, or libpq reported a broken connection). The pool
+        /// discards such a connection and opens a fresh one on the next use; nothing is retried.
         case connection
+        /// The server did not answer a statement within the client-side deadline
+        /// (`PostgresConnectionOptions.clientDeadlineMilliseconds`). Whether the statement ran is unknown;
+        /// the connection is abandoned and the pool discards it.
+        case timeout
         /// The server rejected a statement, or a row value could not be read as the requested type.
         case query
         /// No pooled connection became free within `PostgresPool`'s acquire timeout.
@@ -38,6 +43,20 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible {
         self.sqlState = sqlState
         self.constraint = constraint
         self.message = message
+    }
+
+    /// Whether the statement may have run although no answer came back: the client's deadline passed, or
+    /// the connection broke while a statement was under way (no SQLSTATE, or the backend was terminated,
+    /// `57P01`/`57P02`). False when the connection could not be made (`08001`, `57P03`), when the server
+    /// refused the write (`25006`) and for every `.query` error (the statement failed and rolled back).
+    public var mayHaveRun: Bool {
+        switch kind {
+        case .timeout: return true
+        case .query, .poolTimeout: return false
+        case .connection:
+            guard let sqlState else { return true }
+            return sqlState == .adminShutdown || sqlState == .crashShutdown || sqlState == .connectionFailure
+        }
     }
 
     /// `PostgreSQL <kind> error [SQLSTATE] [(constraint …)]: message`.

@@ -22,13 +22,21 @@ import Synchronization
 /// a fresh one is opened on the next use. Nothing is retried automatically: re-running a statement that
 /// may have been executed is the caller's decision.
 ///
-/// Opening a connection blocks the caller; over TCP, put `connect_timeout=<seconds>` in the URL so an
-/// unreachable server cannot hold a caller for the kernel's TCP timeout.
+/// Opening a connection blocks the caller for at most `connect_timeout` per host (`options`, 5 s unless the
+/// URL names one). Every statement has a deadline (`PostgresConnectionOptions`): the server's
+/// `statement_timeout`, and the client's own wait on the socket one second past it.
+///
+/// Whether the database accepts writes (`acceptsWrites()`, for a readiness probe) is asked with one cheap
+/// statement, at most once per health-check interval while someone asks, and is false at once after any
+/// statement failed with `25006` (the pool reached a standby).
 public final class PostgresPool: Sendable {
     /// The most connections open at once.
     public let size: Int
     /// How many of `size` are shared rather than dedicated to a thread.
     public let sharedConnections: Int
+
+    /// How connections are opened and how long statements may take.
+    public let options: PostgresConnectionOptions
 
     private let url: String
     private let acquireTimeoutSeconds: Double
@@ -48,6 +56,12 @@ public final class PostgresPool: Sendable {
     private let stopChecker = DispatchSemaphore(value: 0)
     /// Connections lent out right now (one relaxed atomic add each way; read only by scrapes).
     private let lent = Atomic<Int>(0)
+    /// What the last writability check found: `Writability.unknown`, `.writable` or `.readOnly`.
+    private let writability = Atomic<Int>(Writability.unknown)
+    /// When (monotonic nanoseconds) `writability` was last set by a check.
+    private let writabilityCheckedAt = Atomic<UInt64>(0)
+    /// Set by the first `acceptsWrites()`: from then on the health checker keeps `writability` fresh.
+    private let writabilityWanted = Atomic<Bool>(false)
 
     /// The pool's state now (the `zevauth_db_pool_connections` gauge): claimed thread slots and shared
     /// connections not lent out, connections lent out, and the most that may be open. Takes the slot and idle-list locks: for
@@ -71,12 +85,14 @@ public final class PostgresPool: Sendable {
     ///     `PostgresError.Kind.poolTimeout`.
     ///   - healthCheckIntervalSeconds: How often, in seconds, idle connections are checked in the background
     ///     (default 5).
+    ///   - options: Connection defaults, the statement deadline and whether statements are prepared.
     public init(
         url: String, size: Int = 10, sharedConnections: Int = 2, acquireTimeoutSeconds: Double = 5,
-        healthCheckIntervalSeconds: Double = 5
+        healthCheckIntervalSeconds: Double = 5, options: PostgresConnectionOptions = PostgresConnectionOptions()
     ) {
         precondition(size >= 1, "a PostgresPool needs at least one connection")
         self.url = url
+        self.options = options
         self.size = size
         self.sharedConnections = min(size, max(1, sharedConnections))
         self.acquireTimeoutSeconds = acquireTimeoutSeconds
@@ -117,7 +133,7 @@ public final class PostgresPool: Sendable {
                 connection = existing
             } else {
                 slot.connection = nil
-                connection = try PostgresConnection(url: url)
+                connection = try PostgresConnection(url: url, options: options)
                 slot.connection = connection
             }
             do {
@@ -126,7 +142,7 @@ public final class PostgresPool: Sendable {
                 slot.idleSince = Self.now()
                 return value
             } catch {
-                if !settle(connection, broken: (error as? PostgresError)?.kind == .connection) { slot.connection = nil }
+                if !settle(connection, broken: breaksConnection(error)) { slot.connection = nil }
                 slot.idleSince = Self.now()
                 throw error
             }
@@ -137,9 +153,21 @@ public final class PostgresPool: Sendable {
             releaseShared(connection, broken: false)
             return value
         } catch {
-            releaseShared(connection, broken: (error as? PostgresError)?.kind == .connection)
+            releaseShared(connection, broken: breaksConnection(error))
             throw error
         }
+    }
+
+    /// Whether `error` means the connection it came from must not be lent again: a connection-class error
+    /// (lost, shutting down, or read-only: `SQLState.isConnectionError`) or a missed deadline. A read-only
+    /// error also marks the database as not accepting writes until the next check says otherwise.
+    private func breaksConnection(_ error: any Error) -> Bool {
+        guard let error = error as? PostgresError else { return false }
+        if error.sqlState == .readOnlySQLTransaction {
+            writability.store(Writability.readOnly, ordering: .relaxed)
+            writabilityCheckedAt.store(Self.now(), ordering: .relaxed)
+        }
+        return error.kind == .connection || error.kind == .timeout
     }
 
     /// Runs `body` inside `BEGIN` … `COMMIT` on one connection; rolls back when `body` throws.
@@ -190,9 +218,41 @@ public final class PostgresPool: Sendable {
         try withConnection { try $0.query(prepared: sql, parameters) }
     }
 
-    /// Whether the database answers `SELECT 1` within the acquire timeout (for a readiness probe).
+    /// Whether the database answers `SELECT 1` within the acquire timeout.
     public func ping() -> Bool {
         (try? query("SELECT 1 AS ok"))?.first?["ok"] == "1"
+    }
+
+    /// Whether the database accepts writes now (for a readiness probe): a connection can be had and its
+    /// `transaction_read_only` is `off`, which is false on a standby (in recovery) and under
+    /// `default_transaction_read_only`.
+    ///
+    /// Answers from the last check when it is younger than the health-check interval, so a probe every
+    /// second costs at most one statement per interval; the first call also makes the background checker
+    /// keep the answer fresh. A statement that failed with `25006` sets it false at once. A check that
+    /// cannot reach the database, or misses its deadline, is false.
+    public func acceptsWrites() -> Bool {
+        if !writabilityWanted.load(ordering: .relaxed) { writabilityWanted.store(true, ordering: .relaxed) }
+        let checkedAt = writabilityCheckedAt.load(ordering: .relaxed)
+        let state = writability.load(ordering: .relaxed)
+        if state != Writability.unknown, checkedAt != 0, Self.now() &- checkedAt < healthCheckNanoseconds {
+            return state == Writability.writable
+        }
+        return checkWritability()
+    }
+
+    /// Asks the database whether it accepts writes and remembers the answer (see `acceptsWrites()`).
+    @discardableResult
+    func checkWritability() -> Bool {
+        let writable = (try? query("SELECT current_setting('transaction_read_only') AS read_only"))?.first?["read_only"] == "off"
+        writability.store(writable ? Writability.writable : Writability.readOnly, ordering: .relaxed)
+        writabilityCheckedAt.store(Self.now(), ordering: .relaxed)
+        return writable
+    }
+
+    /// Called by the background checker each interval: refreshes the writability answer while someone asks.
+    fileprivate func refreshWritabilityIfWanted() {
+        if writabilityWanted.load(ordering: .relaxed) { checkWritability() }
     }
 
     /// Checks every idle connection now, as the background checker does every interval, and discards the
@@ -272,7 +332,7 @@ public final class PostgresPool: Sendable {
             // Broken while idle (backend terminated, server restarted): drop it; PQfinish runs in deinit.
         }
         do {
-            return try PostgresConnection(url: url)
+            return try PostgresConnection(url: url, options: options)
         } catch {
             sharedPermits.signal()
             throw error
@@ -329,6 +389,13 @@ public final class PostgresPool: Sendable {
 
     /// Monotonic nanoseconds (a vDSO clock read, no system call).
     private static func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+}
+
+/// The states of `PostgresPool`'s writability answer.
+private enum Writability {
+    static let unknown = 0
+    static let writable = 1
+    static let readOnly = 2
 }
 
 /// A shared connection waiting in the pool, and when it came back (monotonic nanoseconds).
@@ -406,6 +473,7 @@ private final class HealthCheckThread: @unchecked Sendable {
         while stop.wait(timeout: .now() + interval) == .timedOut {
             guard let pool else { return }
             pool.checkIdleConnections()
+            pool.refreshWritabilityIfWanted()
         }
     }
 }

@@ -24,10 +24,13 @@ public struct SQLState: RawRepresentable, Hashable, Sendable, CustomStringConver
     /// The two-character class, for example `"23"` (integrity constraint violation) for `"23505"`.
     public var errorClass: String { String(rawValue.prefix(2)) }
 
-    /// Whether the code says the connection itself is gone or unusable: class `08` (connection exception)
-    /// or `57P01`…`57P03` (admin shutdown, crash shutdown, cannot connect now).
+    /// Whether the code says the connection itself is gone or unusable for the server's work: class `08`
+    /// (connection exception), `57P01`…`57P03` (admin shutdown, crash shutdown, cannot connect now), or
+    /// `25006` (read-only transaction: the connection reached a standby, or a primary that was demoted or set
+    /// read-only, so every write on it would fail the same way until it is replaced).
     public var isConnectionError: Bool {
         errorClass == "08" || self == .adminShutdown || self == .crashShutdown || self == .cannotConnectNow
+            || self == .readOnlySQLTransaction
     }
 
     /// The code itself.
@@ -57,6 +60,9 @@ public struct SQLState: RawRepresentable, Hashable, Sendable, CustomStringConver
     /// `25P02` in_failed_sql_transaction: a statement ran (or COMMIT was attempted) after an error in the
     /// same transaction.
     public static let inFailedSQLTransaction = SQLState("25P02")
+    /// `25006` read_only_sql_transaction: a write on a standby (hot standby, in recovery) or in a read-only
+    /// transaction (`default_transaction_read_only`).
+    public static let readOnlySQLTransaction = SQLState("25006")
     /// `40001` serialization_failure: retry the whole transaction.
     public static let serializationFailure = SQLState("40001")
     /// `40P01` deadlock_detected: retry the whole transaction.

@@ -212,7 +212,7 @@ public struct Migrator: Sendable {
     ///   `PostgresError` from a failing script (that migration rolled back; earlier ones stay applied).
     public func apply(to pool: PostgresPool, note: (String) -> Void = { _ in }) throws -> [Migration] {
         try Self.checkUnique(migrations)
-        try pool.transaction { connection in
+        try Self.unbounded(pool) { connection in
             try lock(connection)
             try connection.execute(
                 script: """
@@ -236,7 +236,7 @@ public struct Migrator: Sendable {
         var lines: [String] = []
         for migration in migrations {
             lines = []
-            let didApply = try pool.transaction { connection -> Bool in
+            let didApply = try Self.unbounded(pool) { connection -> Bool in
                 try lock(connection)
                 // Another instance may have applied it while this one waited for the lock.
                 let applied = try applied(connection)
@@ -256,7 +256,7 @@ public struct Migrator: Sendable {
             if didApply { done.append(migration) }
         }
         for step in steps where !done.contains(where: { $0.version == step.version }) {
-            let stepLines = try pool.transaction { connection -> [String] in
+            let stepLines = try Self.unbounded(pool) { connection -> [String] in
                 try lock(connection)
                 let applied = try applied(connection)
                 guard applied[step.version] != nil else { return [] }
@@ -283,6 +283,12 @@ public struct Migrator: Sendable {
     }
 
     // MARK: Helpers
+
+    /// One transaction without the statement deadline (`PostgresConnection.withoutDeadline`): a migration's
+    /// script, its steps and the wait for another instance's migration lock may take longer than a request.
+    private static func unbounded<T>(_ pool: PostgresPool, _ body: (PostgresConnection) throws -> T) throws -> T {
+        try pool.transaction { connection in try connection.withoutDeadline { try body(connection) } }
+    }
 
     private func lock(_ connection: PostgresConnection) throws {
         try connection.query("SELECT pg_advisory_xact_lock($1::bigint)", [Self.advisoryLockKey])

@@ -169,6 +169,11 @@ extension PostgresAuthorizations: ExchangeStore {
             try pool.query("SELECT 1 FROM environments WHERE publishable_key = $1", [publishableKey]).first != nil
         }
     }
+
+    /// The session an in-doubt exchange made, by its first access token (the current-session read).
+    public func exchangedSession(accessTokenHash: String, now: Date) throws -> IssuedSession? {
+        try PostgresSessions(pool: pool).session(accessTokenHash: accessTokenHash, now: now)
+    }
 }
 
 extension PostgresAuthorizations: ConsentStore {

@@ -3,9 +3,11 @@ import Postgres
 
 /// The one place a `PostgresError` becomes a domain error, at the store's edge, so nothing above
 /// PostgresStore knows libpq exists (docs/architecture.md):
-/// - a broken or unreachable connection, or no pooled connection in time → `StoreUnavailable` (a
-///   connection failure carries libpq's first line as its `detail`: it names the host or socket, never the
-///   password);
+/// - a broken or unreachable connection, a server that accepts no writes (SQLSTATE 25006: a standby or a
+///   demoted primary), a statement past its deadline (the server's `statement_timeout`, 57014, or the
+///   client's wait), or no pooled connection in time → `StoreUnavailable`, which the edge answers 503 with
+///   `Retry-After` (a connection failure carries libpq's first line as its `detail`: it names the host or
+///   socket, never the password);
 /// - SQLSTATE 22021 (a value `text` cannot hold) → `StoreError.unstorableInput`;
 /// - anything else → `StoreFault`: a fault of the server, logged by kind, SQLSTATE and constraint only.
 public enum PostgresEdge {
@@ -24,10 +26,15 @@ public enum PostgresEdge {
     public static func translate(_ error: PostgresError) -> any Error {
         switch error.kind {
         case .connection:
-            return StoreUnavailable(reason: "connection", detail: error.message.split(separator: "\n").first.map(String.init) ?? "")
+            if error.sqlState == .readOnlySQLTransaction { return StoreUnavailable(reason: "read_only") }
+            return StoreUnavailable(
+                reason: "connection", detail: error.message.split(separator: "\n").first.map(String.init) ?? "",
+                inDoubt: error.mayHaveRun)
         case .poolTimeout: return StoreUnavailable(reason: "pool_timeout")
+        case .timeout: return StoreUnavailable(reason: "statement_deadline", inDoubt: true)
         case .query:
             if error.sqlState == .characterNotInRepertoire { return StoreError.unstorableInput }
+            if error.sqlState == .queryCanceled { return StoreUnavailable(reason: "statement_timeout") }
             return StoreFault(kind: "\(error.kind)", sqlState: error.sqlState?.rawValue, constraint: error.constraint)
         }
     }

@@ -156,6 +156,11 @@ extension PostgresSessions: RefreshStore {
             try Self.outcome(from: pool.query(prepared: Self.refreshSQL, Self.parameters(attempt)).rows[0])
         }
     }
+
+    /// The session an in-doubt refresh rotated, by its new access token (the current-session read).
+    public func refreshedSession(accessTokenHash: String, now: Date) throws -> IssuedSession? {
+        try session(accessTokenHash: accessTokenHash, now: now)
+    }
 }
 
 extension PostgresSessions: RevokeStore {

@@ -12,10 +12,18 @@ extension PostgresStore {
     ///   - size: pooled connections, at least 1 (normally one per HTTP worker).
     ///   - sharedConnections: connections shared by threads that hold no slot of their own (the pool's default
     ///     when nil).
-    public static func connect(url: String, size: Int, sharedConnections: Int? = nil) -> PostgresStore {
-        let pool =
-            sharedConnections.map { PostgresPool(url: url, size: size, sharedConnections: $0) }
-            ?? PostgresPool(url: url, size: size)
+    ///   - statementTimeoutMilliseconds: every statement's deadline (`statement_timeout`, and the client's
+    ///     wait one second past it); 0 for none. Default 5000 (docs/operations.md, "Database deadlines").
+    ///   - preparedStatements: whether the hot statements are prepared on the server; false for PgBouncer in
+    ///     transaction mode (`ZEVAUTH_DATABASE_PREPARED=false`).
+    public static func connect(
+        url: String, size: Int, sharedConnections: Int? = nil, statementTimeoutMilliseconds: Int = 5000,
+        preparedStatements: Bool = true
+    ) -> PostgresStore {
+        var options = PostgresConnectionOptions()
+        options.statementTimeoutMilliseconds = statementTimeoutMilliseconds
+        options.preparedStatements = preparedStatements
+        let pool = PostgresPool(url: url, size: size, sharedConnections: sharedConnections ?? 2, options: options)
         return PostgresStore(pool: pool)
     }
 

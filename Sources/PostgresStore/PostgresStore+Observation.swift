@@ -16,19 +16,25 @@ public enum StatementFailure: Int, CaseIterable, Sendable {
     case conflict
     /// Anything else PostgreSQL refused.
     case query
+    /// The statement outlived its deadline: the server's `statement_timeout` (57014) or the client's wait.
+    case timeout
 
-    /// The metric label: `connection`, `pool_timeout`, `unstorable_input`, `constraint`, `conflict`, `query`.
+    /// The metric label: `connection`, `pool_timeout`, `unstorable_input`, `constraint`, `conflict`, `query`,
+    /// `timeout`.
     public var label: String {
-        ["connection", "pool_timeout", "unstorable_input", "constraint", "conflict", "query"][rawValue]
+        ["connection", "pool_timeout", "unstorable_input", "constraint", "conflict", "query", "timeout"][rawValue]
     }
 
     init(_ error: PostgresError) {
         switch error.kind {
         case .connection: self = .connection
         case .poolTimeout: self = .poolTimeout
+        case .timeout: self = .timeout
         case .query:
             let state = error.sqlState?.rawValue ?? ""
-            if state == "22021" {
+            if state == "57014" {
+                self = .timeout
+            } else if state == "22021" {
                 self = .unstorableInput
             } else if state.hasPrefix("23") {
                 self = .constraint

@@ -106,8 +106,9 @@ public final class PostgresStore: Sendable {
             .map { try $0.bool("revoked") }
     }
 
-    /// Answers whether PostgreSQL responds (`/readyz`).
-    public func isReady() -> Bool { pool.ping() }
+    /// Answers whether PostgreSQL accepts writes (`/readyz`): reachable, not a standby, not read-only
+    /// (`PostgresPool.acceptsWrites()`, at most one cheap statement per health-check interval).
+    public func isReady() -> Bool { pool.acceptsWrites() }
 }
 
 /// The hosted pages read pending sign-ins here and the accounts, consents and environments through the

@@ -60,7 +60,9 @@ public enum Commands {
         let migrator = try ServerRunner.migrator(configured: configuration.sqlDirectory)
         let store = PostgresStore.connect(
             url: configuration.databaseURL, size: configuration.effectiveDatabasePoolSize,
-            sharedConnections: ServerConfiguration.sharedDatabaseConnections)
+            sharedConnections: ServerConfiguration.sharedDatabaseConnections,
+            statementTimeoutMilliseconds: configuration.databaseStatementTimeoutMilliseconds,
+            preparedStatements: configuration.databasePrepared)
         let context = ServerContext(configuration: configuration, store: store)
         try ServerRunner.serve(context, migrator: migrator)
     }
@@ -77,7 +79,7 @@ public enum Commands {
             throw ConfigurationError(key: "ZEVAUTH_DATABASE_URL", problem: "is required")
         }
         let migrator = try ServerRunner.migrator(configured: values["ZEVAUTH_SQL_DIR"])
-        let store = PostgresStore.connect(url: url, size: 1)
+        let store = PostgresStore.connect(url: url, size: 1, statementTimeoutMilliseconds: 0)
         let applied = try ServerRunner.reachingDatabase {
             try store.applyMigrations(migrator) { write($0) }
         }

@@ -45,6 +45,21 @@ public struct ServerConfiguration: Sendable {
 
     /// The pool size in effect: `databasePoolSize` when set, else `databasePoolSizeForThreads`.
     public var effectiveDatabasePoolSize: Int { databasePoolSize ?? databasePoolSizeForThreads }
+    // MARK: Database faults (docs/operations.md, "Database deadlines" and "PostgreSQL high availability")
+
+    /// Whether the hot statements are prepared on the server (`ZEVAUTH_DATABASE_PREPARED`, default on). Off
+    /// for PgBouncer in transaction mode, where consecutive statements may reach different server
+    /// connections: every statement is then sent unnamed (`PQsendQueryParams`).
+    public var databasePrepared: Bool = true
+    /// Every statement's deadline in milliseconds (`ZEVAUTH_DATABASE_STATEMENT_TIMEOUT_MS`, 100–600000,
+    /// default 5000): PostgreSQL's `statement_timeout` on each connection, and the server's own wait on the
+    /// socket one second past it. A request whose statement passes it answers 503 with `Retry-After`.
+    public var databaseStatementTimeoutMilliseconds: Int = 5000
+    /// How long an exchange or refresh whose statement's fate is unknown (the connection broke after it was
+    /// sent) settles itself before answering 503 (`ZEVAUTH_DATABASE_SETTLE_MS`, 0–120000, default 15000; 0
+    /// answers 503 at once).
+    public var databaseSettleMilliseconds: Int = 15_000
+
     /// Folder of `NNN_name.sql` migrations (`ZEVAUTH_SQL_DIR`; default: the `sql/` found from the working
     /// directory or the executable's location).
     public var sqlDirectory: String?
@@ -182,6 +197,15 @@ public enum ConfigurationLoader {
             .init(
                 variable: "ZEVAUTH_METRICS_LISTEN", flag: "--metrics-listen", placeholder: "HOST:PORT",
                 help: "address of the Prometheus /metrics listener (default off)"),
+            .init(
+                variable: "ZEVAUTH_DATABASE_PREPARED", flag: "--database-prepared", placeholder: "1|0",
+                help: "prepare hot statements on the server; 0 for PgBouncer in transaction mode (default on)"),
+            .init(
+                variable: "ZEVAUTH_DATABASE_STATEMENT_TIMEOUT_MS", flag: "--database-statement-timeout-ms", placeholder: "MS",
+                help: "every statement's deadline, 100-600000 (default 5000)"),
+            .init(
+                variable: "ZEVAUTH_DATABASE_SETTLE_MS", flag: "--database-settle-ms", placeholder: "MS",
+                help: "how long an in-doubt exchange or refresh settles itself, 0-120000 (default 15000)"),
         ]
         + MailSettings.options
         + RateLimits.variables.map {
@@ -337,6 +361,18 @@ public enum ConfigurationLoader {
             default: throw ConfigurationError(key: "ZEVAUTH_LINK_CHECKS", problem: "must be 1, true, 0 or false")
             }
         }
+        if let text = values["ZEVAUTH_DATABASE_PREPARED"] {
+            switch text.lowercased() {
+            case "1", "true": configuration.databasePrepared = true
+            case "", "0", "false": configuration.databasePrepared = false
+            default: throw ConfigurationError(key: "ZEVAUTH_DATABASE_PREPARED", problem: "must be 1, true, 0 or false")
+            }
+        }
+        configuration.databaseStatementTimeoutMilliseconds =
+            try integer(values, "ZEVAUTH_DATABASE_STATEMENT_TIMEOUT_MS", in: 100...600_000)
+            ?? configuration.databaseStatementTimeoutMilliseconds
+        configuration.databaseSettleMilliseconds =
+            try integer(values, "ZEVAUTH_DATABASE_SETTLE_MS", in: 0...120_000) ?? configuration.databaseSettleMilliseconds
         configuration.rateLimits = try RateLimits.load(values, base: rateLimits)
         if let text = values["ZEVAUTH_LOG_FORMAT"] {
             guard let format = LogFormat(rawValue: text.lowercased()) else {

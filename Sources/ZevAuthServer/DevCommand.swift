@@ -88,7 +88,9 @@ public enum DevCommand {
         defer { try? cluster.stop() }
         let store = PostgresStore.connect(
             url: databaseURL, size: configuration.effectiveDatabasePoolSize,
-            sharedConnections: ServerConfiguration.sharedDatabaseConnections)
+            sharedConnections: ServerConfiguration.sharedDatabaseConnections,
+            statementTimeoutMilliseconds: configuration.databaseStatementTimeoutMilliseconds,
+            preparedStatements: configuration.databasePrepared)
         let migrator = try ServerRunner.migrator(configured: configuration.sqlDirectory)
         let applied = try store.applyMigrations(migrator)
         if !applied.isEmpty { say("applied \(applied.count) migration(s)") }

@@ -70,9 +70,11 @@ struct ExchangeHandler: Sendable {
     /// - Parameter gate: the client's failure limit, checked inside the exchange statement (nil: none).
     func grant(_ fields: Fields, publishableKey: String, gate: RateLimiter.Gate? = nil) throws -> GrantResult {
         let now = context.clock.now()
-        let outcome = try Exchange(store: context.roundTrip.exchange, secrets: context.secrets)(
-            publishableKey: publishableKey, code: fields.code, redirectURI: fields.redirectURI, codeVerifier: fields.codeVerifier,
-            gate: gate?.stored, now: now, observe: { context.metrics.exchange(Self.metric($0)) })
+        let outcome = try Exchange(
+            store: context.roundTrip.exchange, secrets: context.secrets,
+            settle: SettleWindow(milliseconds: context.configuration.databaseSettleMilliseconds))(
+                publishableKey: publishableKey, code: fields.code, redirectURI: fields.redirectURI, codeVerifier: fields.codeVerifier,
+                gate: gate?.stored, now: now, observe: { context.metrics.exchange(Self.metric($0)) })
         if case .rateLimited = outcome { context.metrics.rateLimited(.exchangeFailuresPerAddress) }
         return try GrantResult(outcome, now: now, retryAfterSeconds: gate?.retryAfterSeconds ?? 1)
             .withIDToken(context: context, clientID: publishableKey)

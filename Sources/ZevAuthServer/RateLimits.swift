@@ -166,9 +166,23 @@ public struct RateLimiter: Sendable {
         _ bucket: RateLimitBucket, _ request: HTTPRequest, configuration: ServerConfiguration, _ body: (String) throws -> HTTPResponse
     ) throws -> HTTPResponse {
         let address = ClientAddress.of(request, configuration: configuration)
-        let response = try body(address)
-        if response.status != 429, (400..<500).contains(response.status) { try hit(bucket, key: address) }
-        return response
+        return try countingFailure(bucket, key: address, of: try body(address))
+    }
+
+    /// Counts `response` against `key` when it is a failure (a 4xx other than the limit's own 429) and
+    /// answers it, or 429 when this failure is past the threshold.
+    ///
+    /// The count is one atomic `INSERT … ON CONFLICT DO UPDATE … RETURNING` on every instance, and its
+    /// result decides the answer: of any number of concurrent failures, exactly the threshold get their
+    /// own error and the rest 429, though the statement's own gate (which reads the count as it stood when
+    /// the statement began) let them be evaluated (docs/decisions.md, "Failure limits decide on the
+    /// atomic count"). A success is never counted, so its path stays one statement.
+    /// - Throws: `StoreUnavailable`.
+    func countingFailure(_ bucket: RateLimitBucket, key: String, of response: HTTPResponse) throws -> HTTPResponse {
+        guard response.status != 429, (400..<500).contains(response.status) else { return response }
+        guard case .limited(let seconds) = try hit(bucket, key: key) else { return response }
+        metrics.rateLimited(bucket)
+        return Self.tooManyRequestsJSON(retryAfterSeconds: seconds)
     }
 
     /// The JSON answer over the limit: 429, `Retry-After` in seconds (RFC 9110 §10.2.3; RFC 6585 §4), and

@@ -54,12 +54,23 @@ struct Routes {
         "POST /v1/admin/domains/{domain}/verify",
     ]
 
-    /// Where the handler of `method` `pattern` runs: the one table above, `.inline` for every other route.
+    /// The routes that never wait on PostgreSQL (or anything else): they run on the HTTP worker that read
+    /// the request. Every other route runs on `WorkQueues.database`, so a database that stops answering
+    /// holds up queue threads, never the HTTP workers, and `/healthz` still answers at once
+    /// (docs/decisions.md, "The database never holds an HTTP worker").
+    static let inlineRoutes: Set<String> = [
+        "GET /healthz",
+        "GET " + Pages.stylesheetPath,
+    ]
+
+    /// Where the handler of `method` `pattern` runs: the tables above; every other route on the database
+    /// queue.
     func placement(_ method: String, _ pattern: String) -> Placement {
         let route = method + " " + pattern
         if Self.passwordHashingRoutes.contains(route) { return .queue(context.workQueues.passwordHashing) }
         if Self.outboundFetchRoutes.contains(route) { return .queue(context.workQueues.outboundFetch) }
-        return .inline
+        if Self.inlineRoutes.contains(route) { return .inline }
+        return .queue(context.workQueues.database)
     }
 }
 
@@ -70,6 +81,11 @@ public struct WorkQueues: Sendable {
     public let passwordHashing: WorkQueue
     /// Outbound HTTPS fetches inside a request: `ServerConfiguration.outboundFetchThreads` threads, 16 waiting.
     public let outboundFetch: WorkQueue
+    /// Every route that may wait on PostgreSQL: `ServerConfiguration.httpThreads` threads (each with a pooled
+    /// connection of its own), `databaseQueueCapacity` waiting, then 503 with `Retry-After: 1`.
+    public let database: WorkQueue
+    /// Requests that may wait for a database-queue thread.
+    public static let databaseQueueCapacity = 512
 
     /// The queues for `configuration`; their threads live as long as the queues.
     public init(configuration: ServerConfiguration) {
@@ -77,5 +93,6 @@ public struct WorkQueues: Sendable {
             name: "password", threads: configuration.passwordHashConcurrency, capacity: 64)
         outboundFetch = WorkQueue(
             name: "outbound", threads: ServerConfiguration.outboundFetchThreads, capacity: 16)
+        database = WorkQueue(name: "database", threads: configuration.httpThreads, capacity: Self.databaseQueueCapacity)
     }
 }

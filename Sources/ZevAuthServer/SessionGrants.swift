@@ -180,9 +180,11 @@ struct SessionGrants: Sendable {
     /// - Parameter gate: the client's failure limit, checked inside the refresh statement (nil: none).
     func refresh(refreshToken: String, publishableKey: String, gate: RateLimiter.Gate? = nil) throws -> GrantResult {
         let now = context.clock.now()
-        let outcome = try Refresh(store: context.roundTrip.refresh, secrets: context.secrets)(
-            publishableKey: publishableKey, refreshToken: refreshToken, gate: gate?.stored, now: now,
-            observe: { context.metrics.refresh(Self.metric($0)) })
+        let outcome = try Refresh(
+            store: context.roundTrip.refresh, secrets: context.secrets,
+            settle: SettleWindow(milliseconds: context.configuration.databaseSettleMilliseconds))(
+                publishableKey: publishableKey, refreshToken: refreshToken, gate: gate?.stored, now: now,
+                observe: { context.metrics.refresh(Self.metric($0)) })
         if case .rateLimited = outcome { context.metrics.rateLimited(.refreshFailuresPerAddress) }
         return try GrantResult(outcome, now: now, retryAfterSeconds: gate?.retryAfterSeconds ?? 1)
             .withIDToken(context: context, clientID: publishableKey)
@@ -257,7 +259,9 @@ struct SessionGrants: Sendable {
 
     /// Ends the session that issued `token` when it is this environment's; anything else is ignored.
     func revoke(token: String, environmentID: String) throws {
-        try Revoke(store: context.roundTrip.revoke, secrets: context.secrets)(
-            token: token, environmentID: environmentID, now: context.clock.now())
+        try Revoke(
+            store: context.roundTrip.revoke, secrets: context.secrets,
+            settle: SettleWindow(milliseconds: context.configuration.databaseSettleMilliseconds))(
+                token: token, environmentID: environmentID, now: context.clock.now())
     }
 }

@@ -165,8 +165,7 @@ struct StandardOAuthHandlers: Sendable {
         let bucket: RateLimitBucket =
             Self.form(request)?["grant_type"] == "refresh_token" ? .refreshFailuresPerAddress : .exchangeFailuresPerAddress
         let response = try checkedToken(request, limiter: limiter, address: address, bucket: bucket)
-        if response.status != 429, (400..<500).contains(response.status) { try limiter.hit(bucket, key: address) }
-        return response
+        return try limiter.countingFailure(bucket, key: address, of: response)
     }
 
     private func checkedToken(_ request: HTTPRequest, limiter: RateLimiter, address: String, bucket: RateLimitBucket) throws

@@ -23,6 +23,7 @@ import Testing
         let registered = Set(Self.app().routes.map { "\($0.method) \($0.pattern)" })
         #expect(Routes.passwordHashingRoutes.subtracting(registered).isEmpty)
         #expect(Routes.outboundFetchRoutes.subtracting(registered).isEmpty)
+        #expect(Routes.inlineRoutes.subtracting(registered).isEmpty)
         #expect(Routes.passwordHashingRoutes.isDisjoint(with: Routes.outboundFetchRoutes))
     }
 
@@ -31,8 +32,9 @@ import Testing
         ("POST", "/account/signup", "password"), ("POST", "/account/password", "password"),
         ("POST", "/v1/admin/users", "password"), ("POST", "/v1/admin/apps/app_1/check", "outbound"),
         ("POST", "/v1/admin/domains/example.com/verify", "outbound"), ("POST", "/v1/admin/apps", "outbound"),
-        ("POST", "/v1/auth/handoff/exchange", "inline"), ("GET", "/v1/auth/zevid/signin", "inline"),
-        ("GET", "/.well-known/oauth-authorization-server", "inline"), ("GET", "/nowhere", "inline"),
+        ("POST", "/v1/auth/handoff/exchange", "database"), ("GET", "/v1/auth/zevid/signin", "database"),
+        ("GET", "/.well-known/oauth-authorization-server", "database"), ("GET", "/readyz", "database"),
+        ("GET", "/healthz", "inline"), ("GET", "/nowhere", "inline"),
     ])
     func requestsRunWhereTheTableSays(method: String, path: String, expected: String) {
         let app = Self.app()
@@ -42,7 +44,8 @@ import Testing
         case .queue(let queue):
             #expect(queue.name == expected)
             let queues = app.context.workQueues
-            #expect(queue === (expected == "password" ? queues.passwordHashing : queues.outboundFetch))
+            let named = ["password": queues.passwordHashing, "outbound": queues.outboundFetch, "database": queues.database]
+            #expect(queue === named[expected])
         }
     }
 

@@ -178,6 +178,10 @@ final class HandlerBox: HTTPHandler, @unchecked Sendable {
         guard let handler = lock.withLock({ self.handler }) else { return HTTPResponse(status: 503) }
         return handler.handle(request)
     }
+    /// Where the app places the request (its work queues), as the real server's handler does.
+    func placement(for request: HTTPRequest) -> Placement {
+        lock.withLock { self.handler }?.placement(for: request) ?? .inline
+    }
 }
 
 /// A project, an account and callbacks, made directly in the store for one test.

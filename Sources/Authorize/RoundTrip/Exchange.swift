@@ -130,6 +130,15 @@ public protocol ExchangeStore: Sendable {
     /// Whether an environment has this publishable key.
     /// - Throws: `StoreUnavailable`.
     func isKnownClient(publishableKey: String) throws -> Bool
+    /// The live session whose access token digests to `accessTokenHash`, or nil: how an in-doubt exchange
+    /// learns whether its own write landed (`Settle`).
+    /// - Throws: `StoreUnavailable`.
+    func exchangedSession(accessTokenHash: String, now: Date) throws -> IssuedSession?
+}
+
+extension ExchangeStore {
+    /// No lookup: an in-doubt write is run again (a store that cannot look its writes up).
+    public func exchangedSession(accessTokenHash: String, now: Date) throws -> IssuedSession? { nil }
 }
 
 /// `POST /v1/auth/handoff/exchange` and the code grant of `POST /oauth2/token`: mints the pair, checks and
@@ -137,13 +146,16 @@ public protocol ExchangeStore: Sendable {
 public struct Exchange: Sendable {
     let store: any ExchangeStore
     let secrets: any Secrets
+    let settle: SettleWindow
 
     /// - Parameters:
     ///   - store: the exchange statement.
     ///   - secrets: the CSPRNG and SHA-256.
-    public init(store: any ExchangeStore, secrets: any Secrets) {
+    ///   - settle: how long an in-doubt exchange settles itself (`.off`: 503 at once).
+    public init(store: any ExchangeStore, secrets: any Secrets, settle: SettleWindow = .off) {
         self.store = store
         self.secrets = secrets
+        self.settle = settle
     }
 
     /// One exchange of rows 3–6 (rows 1–2 are the edge's: a key and a readable body).
@@ -161,20 +173,33 @@ public struct Exchange: Sendable {
     ) throws -> GrantOutcome {
         let accessToken = try secrets.mintToken(prefix: "zat_")
         let refreshToken = try secrets.mintToken(prefix: "zrt_")
-        let facts = try store.exchange(
-            ExchangeAttempt(
-                publishableKey: publishableKey, codeHash: secrets.digest(code),
-                requestedRedirectURI: redirectURI.flatMap { $0.isEmpty ? nil : $0 },
-                verifierChallenge: Self.challenge(of: codeVerifier, sha256: { [secrets] in secrets.sha256($0) }),
-                attemptID: secrets.newID(), accessTokenHash: secrets.digest(accessToken),
-                refreshTokenHash: secrets.digest(refreshToken), now: now, failureGate: gate))
-        observe(facts)
-        switch ExchangeDecision.decide(facts) {
-        case .invalidClient: return .invalidClient
-        case .rateLimited: return .rateLimited
-        case .refused(let error): return .refused(error)
-        case .issue(let session): return .issued(session, accessToken: accessToken, refreshToken: refreshToken)
-        }
+        let attempt = ExchangeAttempt(
+            publishableKey: publishableKey, codeHash: secrets.digest(code),
+            requestedRedirectURI: redirectURI.flatMap { $0.isEmpty ? nil : $0 },
+            verifierChallenge: Self.challenge(of: codeVerifier, sha256: { [secrets] in secrets.sha256($0) }),
+            attemptID: secrets.newID(), accessTokenHash: secrets.digest(accessToken),
+            refreshTokenHash: secrets.digest(refreshToken), now: now, failureGate: gate)
+        // In doubt (the statement was sent, no answer came), the same attempt, with the same tokens, looks
+        // its session up or runs again: a second run finds the code consumed by this attempt id, so it is
+        // never taken for a replay (docs/decisions.md, "In-doubt writes are settled by the request that
+        // sent them").
+        return try Settle.run(
+            window: settle,
+            write: {
+                let facts = try store.exchange(attempt)
+                observe(facts)
+                switch ExchangeDecision.decide(facts) {
+                case .invalidClient: return .invalidClient
+                case .rateLimited: return .rateLimited
+                case .refused(let error): return .refused(error)
+                case .issue(let session): return .issued(session, accessToken: accessToken, refreshToken: refreshToken)
+                }
+            },
+            lookup: {
+                try store.exchangedSession(accessTokenHash: attempt.accessTokenHash, now: now).map {
+                    GrantOutcome.issued($0, accessToken: accessToken, refreshToken: refreshToken)
+                }
+            })
     }
 
     /// The S256 challenge of a presented verifier when its grammar is valid (RFC 7636 §4.1, §4.2), else nil.

@@ -73,6 +73,15 @@ public protocol RefreshStore: Sendable {
     /// Whether an environment has this publishable key.
     /// - Throws: `StoreUnavailable`.
     func isKnownClient(publishableKey: String) throws -> Bool
+    /// The live session whose access token digests to `accessTokenHash`, or nil: how an in-doubt refresh
+    /// learns whether its own rotation landed (`Settle`).
+    /// - Throws: `StoreUnavailable`.
+    func refreshedSession(accessTokenHash: String, now: Date) throws -> IssuedSession?
+}
+
+extension RefreshStore {
+    /// No lookup: an in-doubt write is run again (a store that cannot look its writes up).
+    public func refreshedSession(accessTokenHash: String, now: Date) throws -> IssuedSession? { nil }
 }
 
 /// `POST /v1/auth/session/refresh` and the refresh grant of `POST /oauth2/token`: mints the pair, runs the
@@ -80,10 +89,13 @@ public protocol RefreshStore: Sendable {
 public struct Refresh: Sendable {
     let store: any RefreshStore
     let secrets: any Secrets
+    let settle: SettleWindow
 
-    public init(store: any RefreshStore, secrets: any Secrets) {
+    /// - Parameter settle: how long an in-doubt refresh settles itself (`.off`: 503 at once).
+    public init(store: any RefreshStore, secrets: any Secrets, settle: SettleWindow = .off) {
         self.store = store
         self.secrets = secrets
+        self.settle = settle
     }
 
     /// One refresh with rotation (docs/protocol.md#refresh).
@@ -97,12 +109,23 @@ public struct Refresh: Sendable {
     ) throws -> GrantOutcome {
         let accessToken = try secrets.mintToken(prefix: "zat_")
         let newRefreshToken = try secrets.mintToken(prefix: "zrt_")
-        let outcome = try store.refresh(
-            RefreshAttempt(
-                publishableKey: publishableKey, refreshTokenHash: secrets.digest(refreshToken),
-                newAccessTokenHash: secrets.digest(accessToken), newRefreshTokenHash: secrets.digest(newRefreshToken), now: now,
-                failureGate: gate))
-        observe(outcome)
-        return RefreshDecision.decide(outcome, accessToken: accessToken, refreshToken: newRefreshToken)
+        let attempt = RefreshAttempt(
+            publishableKey: publishableKey, refreshTokenHash: secrets.digest(refreshToken),
+            newAccessTokenHash: secrets.digest(accessToken), newRefreshTokenHash: secrets.digest(newRefreshToken), now: now,
+            failureGate: gate)
+        // In doubt, the same attempt looks its new pair up or runs again: when its rotation did not land,
+        // the presented token is still the current generation, so a second run is not reuse.
+        return try Settle.run(
+            window: settle,
+            write: {
+                let outcome = try store.refresh(attempt)
+                observe(outcome)
+                return RefreshDecision.decide(outcome, accessToken: accessToken, refreshToken: newRefreshToken)
+            },
+            lookup: {
+                try store.refreshedSession(accessTokenHash: attempt.newAccessTokenHash, now: now).map {
+                    GrantOutcome.issued($0, accessToken: accessToken, refreshToken: newRefreshToken)
+                }
+            })
     }
 }

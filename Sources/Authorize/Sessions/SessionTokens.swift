@@ -41,18 +41,27 @@ public protocol RevokeStore: Sendable {
 public struct Revoke: Sendable {
     let store: any RevokeStore
     let secrets: any Secrets
+    let settle: SettleWindow
 
-    public init(store: any RevokeStore, secrets: any Secrets) {
+    /// - Parameter settle: how long an in-doubt revocation settles itself (`.off`: 503 at once).
+    public init(store: any RevokeStore, secrets: any Secrets, settle: SettleWindow = .off) {
         self.store = store
         self.secrets = secrets
+        self.settle = settle
     }
 
     /// Ends the session that issued `token` when it is this environment's; anything else (another
     /// environment's token, an unknown one, a string that is no token) is ignored (RFC 7009 §2.2).
+    /// In doubt, it runs again within the settle window: a revocation that landed changes nothing the
+    /// second time, so there is nothing to look up.
     /// - Throws: `StoreUnavailable`.
     public func callAsFunction(token: String, environmentID: String, now: Date) throws {
         guard token.hasPrefix("zat_") || token.hasPrefix("zrt_") else { return }
-        try store.revokeSession(environmentID: environmentID, tokenHash: secrets.digest(token), reason: .signedOut, now: now)
+        let tokenHash = secrets.digest(token)
+        _ = try Settle.run(
+            window: settle,
+            write: { try store.revokeSession(environmentID: environmentID, tokenHash: tokenHash, reason: .signedOut, now: now) },
+            lookup: { () -> Bool? in nil })
     }
 }
 
