@@ -58,7 +58,7 @@ public struct PostgresAuthorizations: Sendable {
                       COALESCE(c.redirect_uri = $3, false) AS redirect_matches,
                       COALESCE(c.code_challenge = $4, false) AS challenge_matches
         ), account AS (
-            SELECT u.id, u.email, u.name, u.image_url, u.created_at FROM users u
+            SELECT u.id, u.email, u.name, u.image_url, u.created_at, u.email_verified_at FROM users u
             WHERE u.id = (SELECT user_id FROM code) AND u.closed_at IS NULL
         ), new_session AS (
             INSERT INTO sessions (environment_id, user_id, browser_session_id, authorization_code_id, auth_time,
@@ -90,7 +90,8 @@ public struct PostgresAuthorizations: Sendable {
                new_session.id AS session_id, new_session.auth_time, new_session.last_refreshed_at,
                to_timestamp($5::float8) + make_interval(mins => env.access_token_ttl_minutes) AS access_expires_at,
                account.id AS user_id, account.email, account.name, account.image_url,
-               code.scope, code.nonce, code.amr, env.id_token_signing_alg, account.created_at AS profile_updated_at
+               code.scope, code.nonce, code.amr, env.id_token_signing_alg, account.created_at AS profile_updated_at,
+               account.email_verified_at IS NOT NULL AS email_verified
         FROM (SELECT 1) AS one
         LEFT JOIN env ON true LEFT JOIN code ON true LEFT JOIN new_session ON true LEFT JOIN account ON true
         """
@@ -171,8 +172,19 @@ extension PostgresAuthorizations: ExchangeStore {
     }
 
     /// The session an in-doubt exchange made, by its first access token (the current-session read).
+    /// Its ID token carries the start's `nonce` as the direct answer's does, read from the consumed code.
     public func exchangedSession(accessTokenHash: String, now: Date) throws -> IssuedSession? {
-        try PostgresSessions(pool: pool).session(accessTokenHash: accessTokenHash, now: now)
+        guard var session = try PostgresSessions(pool: pool).session(accessTokenHash: accessTokenHash, now: now) else { return nil }
+        session.grant.nonce = try PostgresEdge.run {
+            try pool.query(
+                """
+                SELECT c.nonce FROM access_tokens a JOIN sessions s ON s.id = a.session_id
+                JOIN authorization_codes c ON c.id = s.authorization_code_id
+                WHERE a.token_hash = $1
+                """, [accessTokenHash]
+            ).first?["nonce"]
+        }
+        return session
     }
 }
 

@@ -82,7 +82,8 @@ public struct PostgresSessions: Sendable {
                refreshed.id AS session_id, refreshed.reused, refreshed.auth_time, refreshed.last_refreshed_at,
                to_timestamp($3::float8) + make_interval(mins => env.access_token_ttl_minutes) AS access_expires_at,
                u.id AS user_id, u.email, u.name, u.image_url,
-               refreshed.scope, refreshed.amr, env.id_token_signing_alg, u.created_at AS profile_updated_at
+               refreshed.scope, refreshed.amr, env.id_token_signing_alg, u.created_at AS profile_updated_at,
+               u.email_verified_at IS NOT NULL AS email_verified
         FROM (SELECT 1) AS one
         LEFT JOIN env ON true LEFT JOIN presented p ON true LEFT JOIN refreshed ON true
         LEFT JOIN users u ON u.id = refreshed.user_id
@@ -215,7 +216,8 @@ extension PostgresSessions: CurrentSessionStore {
                     """
                     SELECT s.id AS session_id, s.auth_time, a.expires_at AS access_expires_at, s.last_refreshed_at,
                            e.session_max_age_days, e.session_idle_days, u.id AS user_id, u.email, u.name, u.image_url,
-                           s.scope, s.amr, e.id_token_signing_alg, u.created_at AS profile_updated_at
+                           s.scope, s.amr, e.id_token_signing_alg, u.created_at AS profile_updated_at,
+                           u.email_verified_at IS NOT NULL AS email_verified
                     FROM access_tokens a JOIN sessions s ON s.id = a.session_id
                     JOIN environments e ON e.id = s.environment_id JOIN users u ON u.id = s.user_id
                     WHERE a.token_hash = $1 AND s.revoked_at IS NULL AND u.closed_at IS NULL
@@ -241,14 +243,14 @@ extension PostgresSessions: CurrentSessionStore {
 
 extension PostgresStore {
     /// A session's grant from a row with `scope`, `amr`, `auth_time`, `id_token_signing_alg` and
-    /// `profile_updated_at` (the exchange's and the refresh's statements, sql/010). `nonce` only on the
+    /// `profile_updated_at` and `email_verified` (the exchange's and the refresh's statements, sql/010, sql/011). `nonce` only on the
     /// code exchange.
     static func grant(from row: PostgresRow, nonce: String?) throws -> SessionGrant {
         SessionGrant(
             scope: GrantedScope(requested: row["scope"]), nonce: nonce, methods: AuthenticationMethods(stored: row["amr"]),
             authTime: try row.date("auth_time"),
             algorithm: row["id_token_signing_alg"].flatMap(SigningAlgorithm.init(rawValue:)) ?? .rs256,
-            profileUpdatedAt: try row.date("profile_updated_at"))
+            profileUpdatedAt: try row.date("profile_updated_at"), emailVerified: row["email_verified"] == "t")
     }
 
     /// The app sessions' aggregate.

@@ -16,7 +16,7 @@ public struct SessionGrant: Sendable, Equatable {
     public var algorithm: SigningAlgorithm
     /// When the account's profile was last updated (`updated_at`).
     public var profileUpdatedAt: Date
-    /// Whether the account's email address is verified (false until the server verifies addresses).
+    /// Whether the account's email address is verified (by an emailed code; docs/protocol.md, "Email verification").
     public var emailVerified: Bool
 
     /// A grant from its parts.
