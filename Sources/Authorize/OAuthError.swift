@@ -66,9 +66,6 @@ public enum OAuthErrorCode: String, Sendable, CaseIterable {
     case requestNotSupported = "request_not_supported"
     /// A start with a `request_uri` (OpenID Connect Core §3.1.2.6, §6).
     case requestURINotSupported = "request_uri_not_supported"
-    /// A `nonce` that is empty, over 512 scalars or holds a control character (OpenID Connect Core
-    /// §3.1.2.1; docs/protocol.md, "OpenID Connect"); `invalid_request` on `/oauth2/authorize`.
-    case invalidNonce = "invalid_nonce"
     /// A live access token whose session was not granted `openid`, at userinfo (RFC 6750 §3.1).
     case insufficientScope = "insufficient_scope"
 
@@ -82,7 +79,7 @@ public enum OAuthErrorCode: String, Sendable, CaseIterable {
         switch self {
         case .invalidRequest, .invalidGrant, .unsupportedGrantType, .unsupportedResponseType, .invalidState,
             .redirectURIRequired, .redirectURIMismatch, .pkceRequired, .pkceMethodUnsupported,
-            .invalidCodeChallenge, .pkceVerificationFailed, .nativeAppLimit, .nativeAppTeamMismatch, .invalidNonce,
+            .invalidCodeChallenge, .pkceVerificationFailed, .nativeAppLimit, .nativeAppTeamMismatch,
             .loginRequired, .consentRequired, .interactionRequired, .requestNotSupported, .requestURINotSupported:
             return 400
         case .invalidClient, .reauthenticationRequired, .invalidToken:

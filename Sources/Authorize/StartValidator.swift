@@ -118,8 +118,8 @@ public enum StartValidator {
     /// 6. `code_challenge` missing → `pkce_required` (RFC 9700 §2.1.1); `code_challenge_method` not exactly
     ///    `S256` → `pkce_method_unsupported` (RFC 7636 §4.4.1); challenge not canonical → `invalid_code_challenge`
     ///    (RFC 7636 §4.2);
-    /// 7. `nonce` over 512 scalars or holding a control character → `invalid_nonce`
-    ///    (OpenID Connect Core §3.1.2.1). `scope` is never refused: unknown values are ignored.
+    /// 7. `nonce` over 512 scalars or holding a control character → `invalid_request` with
+    ///    `error_description` beginning `invalid_nonce` (OpenID Connect Core §3.1.2.1). `scope` is never refused: unknown values are ignored.
     /// 8. the OpenID Connect request options (`RequestOptions.parse`): `request` → `request_not_supported`,
     ///    `request_uri` → `request_uri_not_supported`, a bad `prompt`, `max_age` or `response_mode` →
     ///    `invalid_request` (OpenID Connect Core §3.1.2.1, §6).
@@ -226,12 +226,12 @@ public enum StartValidator {
     }
 
     /// OpenID Connect Core §3.1.2.1: `nonce` is optional (empty counts as missing); when sent it must be
-    /// 1–512 characters under the `state` rules (docs/protocol.md#state), else `invalid_nonce` (on `/oauth2/authorize`,
-    /// `invalid_request` with `error_description` beginning `invalid_nonce`).
+    /// 1–512 characters under the `state` rules (docs/protocol.md#state), else `invalid_request` with
+    /// `error_description` beginning `invalid_nonce`, on both starts.
     static func checkNonce(_ parameters: [String: String], undecodable: Set<String>) -> Result<Nonce?, OAuthError> {
         guard let raw = present(parameters["nonce"]) else { return .success(nil) }
         guard !undecodable.contains("nonce"), let nonce = Nonce(decoded: raw) else {
-            return .failure(OAuthError(.invalidNonce, "nonce must be 1 to 512 characters with no control character."))
+            return .failure(OAuthError(.invalidRequest, "invalid_nonce: nonce must be 1 to 512 characters with no control character."))
         }
         return .success(nonce)
     }

@@ -23,10 +23,11 @@ extension Suite {
         // The nonce rule, after the redirect URI is trusted: redirected with state and iss.
         let long = start(challenge: agent.pkce().challenge).setting("nonce", String(repeating: "n", count: 513))
         record(
-            "OpenID Connect Core §3.1.2.1", "start: a nonce over 512 characters → invalid_nonce, redirected with state and iss",
+            "OpenID Connect Core §3.1.2.1",
+            "start: a nonce over 512 characters → invalid_request beginning invalid_nonce, redirected with state and iss",
             Verdicts.redirectedError(
-                try browser.get(long.target()), redirectURI: options.redirectURI, error: "invalid_nonce", state: "conformance-state",
-                issuer: options.issuer))
+                try browser.get(long.target()), redirectURI: options.redirectURI, error: "invalid_request", state: "conformance-state",
+                issuer: options.issuer, descriptionPrefix: "invalid_nonce"))
         var standard = long
         standard.path = authorizeEndpoint
         standard.pairs.append(("response_type", "code"))

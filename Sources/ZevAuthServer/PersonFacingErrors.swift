@@ -58,6 +58,16 @@ enum PersonFacingErrors {
             headline: "Something went wrong on our side.", advice: "Try again in a few minutes."),
         .temporarilyUnavailable: PersonFacingError(
             headline: "The sign-in service is busy right now.", advice: "Wait a minute, then try again."),
+        .requestNotSupported: notSetUp,
+        .requestURINotSupported: notSetUp,
+        .loginRequired: PersonFacingError(
+            headline: "You need to sign in first.", advice: "Go back to the app and sign in."),
+        .consentRequired: PersonFacingError(
+            headline: "This app needs your permission first.", advice: "Go back to the app and sign in again."),
+        .interactionRequired: PersonFacingError(
+            headline: "This sign-in needs you to finish it on a page.", advice: "Go back to the app and sign in again."),
+        .insufficientScope: PersonFacingError(
+            headline: "This app was not allowed to read your profile.", advice: "Go back to the app and sign in again."),
     ]
 
     /// What a page says for a code the table does not name.

@@ -5,7 +5,7 @@ import Testing
 import ZevAuthServer
 import ZevAuthTesting
 
-/// The rest of the account's life over HTTP (docs/protocol.md §11): a reset never skips TOTP, notices for
+/// The rest of the account's life over HTTP (docs/protocol.md §13): a reset never skips TOTP, notices for
 /// MFA and a new browser, and changing the address with a code to the new one.
 @Suite struct EmailAccountLifeTests {
     /// Enrols TOTP for the fixture's account from its account page. - Returns: the secret.

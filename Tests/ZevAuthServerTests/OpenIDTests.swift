@@ -143,7 +143,9 @@ import ZevAuthTesting
         #expect(query["state"] == "st")
         #expect(query["iss"] == setup.server.issuer)
         let native = try setup.server.client.send("GET", startTarget(base + [("redirect_uri", Self.redirect)]))
-        #expect(queryItems(of: try #require(native.header("location")))["error"] == "invalid_nonce")
+        let nativeQuery = queryItems(of: try #require(native.header("location")))
+        #expect(nativeQuery["error"] == "invalid_request")
+        #expect(nativeQuery["error_description"]?.hasPrefix("invalid_nonce") == true)
         // Before the redirect URI is trusted, its own error is shown, never redirected.
         let untrusted = try setup.server.client.send(
             "GET", startTarget(base + [("redirect_uri", "http://127.0.0.1:1/elsewhere/x")], path: "/oauth2/authorize"))
