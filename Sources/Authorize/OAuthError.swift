@@ -66,6 +66,10 @@ public enum OAuthErrorCode: String, Sendable, CaseIterable {
     case requestNotSupported = "request_not_supported"
     /// A start with a `request_uri` (OpenID Connect Core §3.1.2.6, §6).
     case requestURINotSupported = "request_uri_not_supported"
+    /// A `nonce` over 512 characters or holding a control character (OpenID Connect Core §3.1.2.1): on every
+    /// surface the wire says `invalid_request` with `error_description` beginning `invalid_nonce`
+    /// (docs/protocol.md#start-order).
+    case invalidNonce = "invalid_nonce"
     /// A live access token whose session was not granted `openid`, at userinfo (RFC 6750 §3.1).
     case insufficientScope = "insufficient_scope"
 
@@ -79,7 +83,7 @@ public enum OAuthErrorCode: String, Sendable, CaseIterable {
         switch self {
         case .invalidRequest, .invalidGrant, .unsupportedGrantType, .unsupportedResponseType, .invalidState,
             .redirectURIRequired, .redirectURIMismatch, .pkceRequired, .pkceMethodUnsupported,
-            .invalidCodeChallenge, .pkceVerificationFailed, .nativeAppLimit, .nativeAppTeamMismatch,
+            .invalidCodeChallenge, .pkceVerificationFailed, .nativeAppLimit, .nativeAppTeamMismatch, .invalidNonce,
             .loginRequired, .consentRequired, .interactionRequired, .requestNotSupported, .requestURINotSupported:
             return 400
         case .invalidClient, .reauthenticationRequired, .invalidToken:
@@ -189,7 +193,7 @@ public struct OAuthError: Error, Sendable, Equatable {
     /// The `error` value on the given surface: the product code on `/v1`, the RFC code on `/oauth2`.
     public func wireError(on surface: ErrorSurface) -> String {
         switch surface {
-        case .zevAuth: return code.rawValue
+        case .zevAuth: return code == .invalidNonce ? OAuthErrorCode.invalidRequest.rawValue : code.rawValue
         case .standard(let endpoint): return code.rfcCode(at: endpoint).rawValue
         }
     }
@@ -199,7 +203,7 @@ public struct OAuthError: Error, Sendable, Equatable {
     /// when the product code is itself an RFC code, so clients can parse it one way.
     public func wireDescription(on surface: ErrorSurface) -> String {
         switch surface {
-        case .zevAuth: return description
+        case .zevAuth: return code == .invalidNonce ? code.rawValue + ": " + description : description
         case .standard: return code.rawValue + ": " + description
         }
     }

@@ -231,7 +231,7 @@ public enum StartValidator {
     static func checkNonce(_ parameters: [String: String], undecodable: Set<String>) -> Result<Nonce?, OAuthError> {
         guard let raw = present(parameters["nonce"]) else { return .success(nil) }
         guard !undecodable.contains("nonce"), let nonce = Nonce(decoded: raw) else {
-            return .failure(OAuthError(.invalidRequest, "invalid_nonce: nonce must be 1 to 512 characters with no control character."))
+            return .failure(OAuthError(.invalidNonce, "nonce must be 1 to 512 characters with no control character."))
         }
         return .success(nonce)
     }

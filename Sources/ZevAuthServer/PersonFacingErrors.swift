@@ -59,6 +59,7 @@ enum PersonFacingErrors {
         .temporarilyUnavailable: PersonFacingError(
             headline: "The sign-in service is busy right now.", advice: "Wait a minute, then try again."),
         .requestNotSupported: notSetUp,
+        .invalidNonce: notSetUp,
         .requestURINotSupported: notSetUp,
         .loginRequired: PersonFacingError(
             headline: "You need to sign in first.", advice: "Go back to the app and sign in."),

@@ -27,8 +27,13 @@ import Testing
 
     @Test func theNonceIsCheckedAfterPKCEAndRedirected() {
         let long = decide(startQuery(["nonce": String(repeating: "n", count: 513)]))
-        #expect(outcome(long) == .redirect(.invalidRequest))
-        if case .redirect(let error, _, _) = long { #expect(error.description.hasPrefix("invalid_nonce")) }
+        #expect(outcome(long) == .redirect(.invalidNonce))
+        if case .redirect(let error, _, _) = long {
+            #expect(error.wireError(on: .zevAuth) == "invalid_request")
+            #expect(error.wireDescription(on: .zevAuth).hasPrefix("invalid_nonce: "))
+            #expect(error.wireError(on: .standard(.authorize)) == "invalid_request")
+            #expect(error.wireDescription(on: .standard(.authorize)).hasPrefix("invalid_nonce: "))
+        }
         #expect(outcome(decide(startQuery(["nonce": "x", "code_challenge": nil]))) == .redirect(.pkceRequired))
         #expect(
             outcome(decide(startQuery(["nonce": String(repeating: "n", count: 513), "state": nil]))) == .show(.invalidState, 400))
