@@ -92,7 +92,7 @@ struct FramingTableTests {
         let bytes = RawClient.readAll(fd)
         let text = String(decoding: bytes, as: UTF8.self)
         let response = RawClient.parse(bytes)
-        let statusLines = text.matches(of: /(?:^|\r\n)HTTP\/1\.[01] [0-9]{3} /).count
+        let statusLines = text.components(separatedBy: "\r\n").filter { $0.hasPrefix("HTTP/1.") }.count
         #expect(response?.status == framing.status, "\(framing.name): \(text.debugDescription)")
         #expect(
             statusLines == (framing.library ?? 1), "\(framing.name): answered \(statusLines) times: \(text.debugDescription)")
