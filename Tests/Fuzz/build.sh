@@ -34,10 +34,12 @@ module() { # name, sources dir, extra flags…
 }
 
 module Encoding "$src/Encoding"
-module PKCE "$src/PKCE"
-module Authorize "$src/Authorize"
+# Two lanes, for two cores: PKCE then Authorize beside Association then IDNA.
+{ module PKCE "$src/PKCE" && module Authorize "$src/Authorize"; } &
+lane=$!
 module Association "$src/Association"
 module IDNA "$src/IDNA" -I "$src/CIDN2"
+wait "$lane"
 
 framing_sources=("$src/HTTPServer/Framing.swift" "$src/HTTPServer/HTTPHeaders.swift"
     "$src/HTTPServer/HTTPMessages.swift" "$src/HTTPServer/WorkQueue.swift")

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the libFuzzer targets (docs/fuzzing.md). Builds them first (Tests/Fuzz/build.sh).
-#   Tests/Fuzz/run.sh short [target…]   a bounded pass of each: FUZZ_SECONDS (default 6) seconds each
+#   Tests/Fuzz/run.sh short [target…]   a bounded pass of each: FUZZ_SECONDS (default 5) seconds each
 #   Tests/Fuzz/run.sh long  [target…]   FUZZ_RUNS (default 10000000) executions each
 # Each target starts from its seeds in Tests/Fuzz/Corpus/<target> (and, for the association judges, the
 # real files in Tests/AssociationTests/RealFiles), working in a copy under .build/fuzz/work so the
@@ -27,7 +27,7 @@ for target in "${targets[@]}"; do
     aasa) seeds+=("$root/Tests/AssociationTests/RealFiles/aasa") ;;
     assetlinks) seeds+=("$root/Tests/AssociationTests/RealFiles/assetlinks") ;;
     esac
-    if [[ $mode == long ]]; then bound=(-runs="${FUZZ_RUNS:-10000000}"); else bound=(-max_total_time="${FUZZ_SECONDS:-6}"); fi
+    if [[ $mode == long ]]; then bound=(-runs="${FUZZ_RUNS:-10000000}"); else bound=(-max_total_time="${FUZZ_SECONDS:-5}"); fi
     log=$out/logs/$target-$mode.log
     start=$(date +%s)
     # Swift's own crash backtracer reads the dead process's memory, which ASan reports as a second error.
