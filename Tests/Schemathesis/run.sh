@@ -22,6 +22,8 @@ done
 read -r operator secret < <(python3 -c 'import json,sys;d=json.load(open(sys.argv[1]));print(d["operatorToken"],d["development"]["secretKey"])' "$devjson")
 examples=${SCHEMATHESIS_EXAMPLES:-12}
 # schemathesis keeps its example database in ./.schemathesis: keep it in .build.
+venv=$(cd "$venv" && pwd)
+devjson=$(cd "$(dirname "$devjson")" && pwd)/$(basename "$devjson")
 mkdir -p "$root/.build" && cd "$root/.build"
 passed=0 failed=0
 st() {
