@@ -9,17 +9,18 @@
 #include <microhttpd.h>
 
 // MHD_start_daemon is variadic, and Swift does not import variadic C functions. This typed wrapper
-// passes the URI-log, completion and connection-notification callbacks explicitly and everything else as
+// passes the accept policy (the first two arguments of MHD_start_daemon), the URI-log, completion and connection-notification callbacks explicitly and everything else as
 // an MHD_OPTION_ARRAY (terminated by an MHD_OPTION_END item), so the Swift side chooses options without
 // more C.
 static inline struct MHD_Daemon *CMicroHTTPD_start_daemon(
     unsigned int flags, uint16_t port,
+    MHD_AcceptPolicyCallback accept_policy, void *accept_policy_context,
     MHD_AccessHandlerCallback access_handler, void *access_context,
     void *(*uri_log)(void *context, const char *uri, struct MHD_Connection *connection), void *uri_log_context,
     MHD_RequestCompletedCallback completed, void *completed_context,
     MHD_NotifyConnectionCallback notify_connection, void *notify_connection_context,
     struct MHD_OptionItem *options) {
-    return MHD_start_daemon(flags, port, NULL, NULL, access_handler, access_context,
+    return MHD_start_daemon(flags, port, accept_policy, accept_policy_context, access_handler, access_context,
                             MHD_OPTION_URI_LOG_CALLBACK, uri_log, uri_log_context,
                             MHD_OPTION_NOTIFY_COMPLETED, completed, completed_context,
                             MHD_OPTION_NOTIFY_CONNECTION, notify_connection, notify_connection_context,
@@ -47,6 +48,13 @@ static inline const struct sockaddr *CMicroHTTPD_client_address(struct MHD_Conne
 static inline void *CMicroHTTPD_socket_context(struct MHD_Connection *connection) {
     const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
     return info == NULL ? NULL : info->socket_context;
+}
+
+// MHD_get_connection_info is variadic. Returns the connection's socket (MHD_CONNECTION_INFO_CONNECTION_FD),
+// or -1 if unknown.
+static inline int CMicroHTTPD_socket_fd(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+    return info == NULL ? -1 : info->connect_fd;
 }
 
 #endif

@@ -29,10 +29,13 @@ final class ServerContext: Sendable {
     /// Connections suspended while their handler runs on a `WorkQueue` and not yet resumed; the daemon
     /// must not stop while any is (`MHD_suspend_connection`).
     let suspended = Atomic<Int>(0)
+    /// The per-address connection limit and the request deadline.
+    let limits: ClientLimits
 
-    init(handler: any HTTPHandler, maxBodyBytes: Int) {
+    init(handler: any HTTPHandler, maxBodyBytes: Int, limits: ClientLimits) {
         self.handler = handler
         self.maxBodyBytes = maxBodyBytes
+        self.limits = limits
     }
 
     /// Makes `request` the current request of `connection`, ending any request libmicrohttpd left open.
@@ -54,6 +57,12 @@ final class ServerContext: Sendable {
 /// the connection touches it, one callback at a time (or the thread stopping the daemon, after the workers).
 final class ConnectionState {
     var request: RequestState?
+    /// The peer's IP literal (`remoteAddress(of:)`), fixed when the connection opens.
+    let address: String
+
+    init(address: String) {
+        self.address = address
+    }
 }
 
 /// One request's state. Only the worker thread that owns the connection touches it, one callback at a time.
@@ -69,6 +78,8 @@ final class RequestState {
     let target: [UInt8]
     var phase = Phase.headers
     var headers = HTTPHeaders()
+    /// Set when a header line was folded (obs-fold) or ended in a bare LF (`LineEndings`).
+    var badLineEnding = false
     var body: [UInt8] = []
 
     init(target: [UInt8]) {
@@ -84,17 +95,20 @@ private func connectionState(_ connection: OpaquePointer?) -> ConnectionState? {
 
 /// Called when a connection opens (creates its `ConnectionState`) and once when it closes, on every path
 /// (releases the state and any request still open on it).
-let connectionNotification: MHD_NotifyConnectionCallback = { cls, _, socketContext, code in
+let connectionNotification: MHD_NotifyConnectionCallback = { cls, connection, socketContext, code in
     guard let cls, let socketContext else { return }
     let server = Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue()
     switch code {
     case .CONNECTION_NOTIFY_STARTED:
-        socketContext.pointee = Unmanaged.passRetained(ConnectionState()).toOpaque()
+        let state = ConnectionState(address: connection.map(remoteAddress(of:)) ?? "")
+        socketContext.pointee = Unmanaged.passRetained(state).toOpaque()
         server.openConnections.add(1, ordering: .sequentiallyConsistent)
+        server.limits.opened(state, socket: connection.map(CMicroHTTPD_socket_fd) ?? -1, now: .now)
     default:
         guard let pointer = socketContext.pointee else { return }
         socketContext.pointee = nil
         let connection = Unmanaged<ConnectionState>.fromOpaque(pointer)
+        server.limits.closed(connection.takeUnretainedValue())
         server.end(on: connection.takeUnretainedValue())
         connection.release()
         server.openConnections.subtract(1, ordering: .sequentiallyConsistent)
@@ -127,13 +141,25 @@ let completedCallback: MHD_RequestCompletedCallback = { cls, connection, request
     guard let cls else { return }
     requestContext?.pointee = nil
     guard let owner = connectionState(connection) else { return }
-    Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue().end(on: owner)
+    let server = Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue()
+    server.end(on: owner)
+    server.limits.completed(owner, now: .now)
+}
+
+/// Called before libmicrohttpd accepts a connection: refuses one from an address already at its limit.
+let acceptPolicy: MHD_AcceptPolicyCallback = { cls, address, _ in
+    guard let cls, let address else { return .YES }
+    let server = Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue()
+    return server.limits.admits(ipLiteral(address)) ? .YES : .NO
 }
 
 /// Appends each request header field to the `RequestState` in `cls`.
 private let headerIterator: MHD_KeyValueIteratorN = { cls, _, key, keySize, value, valueSize in
     guard let cls, let key else { return .YES }
     let state = Unmanaged<RequestState>.fromOpaque(cls).takeUnretainedValue()
+    if !LineEndings.isPlainLine(key: key, keySize: keySize, value: value, valueSize: valueSize) {
+        state.badLineEnding = true
+    }
     let name = String(decoding: UnsafeRawBufferPointer(start: key, count: keySize), as: UTF8.self)
     let text = value.map { String(decoding: UnsafeRawBufferPointer(start: $0, count: valueSize), as: UTF8.self) }
     state.headers.add(name, text ?? "")
@@ -143,7 +169,7 @@ private let headerIterator: MHD_KeyValueIteratorN = { cls, _, key, keySize, valu
 /// The access handler, in three phases (docs/decisions.md#libmicrohttpd): headers (check framing; a response queued here
 /// goes out before any `100 Continue`), body chunks (`*upload_data_size > 0`), and the final call.
 let accessHandler: MHD_AccessHandlerCallback = {
-    cls, connection, _, method, _, uploadData, uploadDataSize, requestContext in
+    cls, connection, _, method, version, uploadData, uploadDataSize, requestContext in
     guard let cls, let connection, let method, let uploadDataSize, let requestContext,
         let statePointer = requestContext.pointee
     else { return .NO }
@@ -153,8 +179,10 @@ let accessHandler: MHD_AccessHandlerCallback = {
     case .headers:
         state.phase = .body
         MHD_get_connection_values_n(connection, .HEADER_KIND, headerIterator, statePointer)
-        if let rejection = Framing.rejection(
-            target: state.target, headers: state.headers, maxBodyBytes: server.maxBodyBytes)
+        if let rejection =
+            Framing.rejection(target: state.target, headers: state.headers, maxBodyBytes: server.maxBodyBytes)
+            ?? LineEndings.rejection(headerLines: state.badLineEnding, version: version)
+            ?? Framing.hostRejection(version: version.map { String(cString: $0) } ?? "", headers: state.headers)
         {
             state.phase = .answered
             return queue(rejection, on: connection, server: server)
@@ -172,6 +200,7 @@ let accessHandler: MHD_AccessHandlerCallback = {
             return .YES
         }
         state.phase = .answered
+        if let owner = connectionState(connection) { server.limits.arrived(owner) }
         let (path, query) = Framing.splitTarget(state.target)
         let request = HTTPRequest(
             method: String(cString: method), path: path, rawQuery: query, headers: state.headers, body: state.body,
@@ -250,6 +279,11 @@ private func makeResponse(_ response: HTTPResponse) -> OpaquePointer? {
 /// The peer's IP literal, from MHD_CONNECTION_INFO_CLIENT_ADDRESS; empty if unknown.
 private func remoteAddress(of connection: OpaquePointer) -> String {
     guard let address = CMicroHTTPD_client_address(connection) else { return "" }
+    return ipLiteral(address)
+}
+
+/// The IP literal of an IPv4 or IPv6 socket address (`inet_ntop`); empty for another family.
+private func ipLiteral(_ address: UnsafePointer<sockaddr>) -> String {
     var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
     let capacity = socklen_t(text.count - 1)
     switch Int32(address.pointee.sa_family) {
@@ -267,4 +301,49 @@ private func remoteAddress(of connection: OpaquePointer) -> String {
         return ""
     }
     return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+}
+
+/// What libmicrohttpd 0.9.75 leaves of a request's line endings (docs/decisions.md, "Framing"). It ends a
+/// line at a bare LF as well as at CRLF, and it unfolds an obs-fold line (one starting with a space or tab)
+/// into the previous field's *name*, so neither is visible in the fields it reports. Both stay visible in
+/// its read buffer, which it parses in place: a line's CR and LF are each overwritten with NUL, a bare LF
+/// with one NUL; a field's name and value point into that line, the name ending at the overwritten colon,
+/// the value starting after the colon and any spaces or tabs. A folded field's name is copied elsewhere in
+/// the connection's pool. RFC 9112 §2.2 lets a server refuse a bare LF, and §5.2 says a server must
+/// refuse obs-fold with 400 or replace it; a proxy in front may read either differently, so both are
+/// refused. This reads only bytes of the line the pointers were handed for; the framing table test
+/// (FramingTableTests) fails if a libmicrohttpd release lays them out otherwise.
+enum LineEndings {
+    /// Whether the field at `key`/`value` was one plain `name: value` line ending in CRLF.
+    static func isPlainLine(
+        key: UnsafePointer<CChar>, keySize: Int, value: UnsafePointer<CChar>?, valueSize: Int
+    ) -> Bool {
+        guard let value else { return false }
+        // The value must start on the name's own line: after the colon and at most 64 spaces or tabs.
+        let gap = value - key
+        guard gap > keySize, gap <= keySize + 1 + 64 else { return false }
+        for offset in (keySize + 1)..<gap where key[offset] != 0x20 && key[offset] != 0x09 {
+            return false
+        }
+        return endsInCRLF(value + valueSize)
+    }
+
+    /// Whether the line whose terminator starts at `end` ended in CRLF (two NULs) rather than a bare LF
+    /// (one NUL, then the next line's first byte). The header section's last line cannot be told apart
+    /// this way: the empty line after it is overwritten too.
+    static func endsInCRLF(_ end: UnsafePointer<CChar>) -> Bool {
+        end[0] == 0 && end[1] == 0
+    }
+
+    /// The 400 for a request whose request line or a header line ended in a bare LF or was folded.
+    /// - Parameters:
+    ///   - headerLines: whether a header line was (`isPlainLine` false for one of them).
+    ///   - version: the request line's version, pointing into that line (its end is checked as well).
+    static func rejection(headerLines: Bool, version: UnsafePointer<CChar>?) -> HTTPResponse? {
+        let requestLineOK = version.map { endsInCRLF($0 + strlen($0)) } ?? true
+        guard headerLines || !requestLineOK else { return nil }
+        return HTTPResponse.jsonError(
+            status: 400, error: "invalid_request",
+            description: "Every request line must end in CRLF, and header fields must not be folded.", close: true)
+    }
 }

@@ -24,6 +24,12 @@ enum Framing {
         guard !target.isEmpty, target.allSatisfy({ (0x21...0x7E).contains($0) }) else {
             return invalid("The request target must be visible ASCII.")
         }
+        // RFC 9112 §5.1: no whitespace between a field name and its colon, and a server MUST answer such a
+        // line 400; libmicrohttpd keeps the space in the name, so "Content-Length : 5" would not frame the
+        // body and the body would be read as the next request. A name that is not a token is refused too.
+        guard headers.allSatisfy({ isToken($0.name) }) else {
+            return invalid("A header field name must be a token directly followed by a colon.")
+        }
         let lengths = headers.values("Content-Length")
         let codings = headers.values("Transfer-Encoding")
         // RFC 9112 §6.1: a server MAY reject a request with both; it MUST then close the connection.
@@ -54,6 +60,22 @@ enum Framing {
         guard let length = Int(first), length <= maxBodyBytes else {
             return HTTPResponse.jsonError(
                 status: 413, error: "request_too_large", description: "The request body is too large.", close: true)
+        }
+        return nil
+    }
+
+    /// The response to a request whose `Host` is missing (HTTP/1.1) or repeated (RFC 9112 §3.2), or `nil`.
+    /// libmicrohttpd's own check (`MHD_OPTION_STRICT_FOR_CLIENT` 1) answers in HTML and writes the status
+    /// line twice, so the daemon runs at 0 and checks here; an in-process request skips it, as it skips the
+    /// rest of libmicrohttpd's parsing (`HTTPServer.answerInProcess`).
+    /// - Parameter version: the request line's HTTP version as libmicrohttpd reports it, e.g. `HTTP/1.1`.
+    static func hostRejection(version: String, headers: HTTPHeaders) -> HTTPResponse? {
+        let hosts = headers.values("Host")
+        if hosts.count > 1 {
+            return invalid("A request must carry one Host header field.")
+        }
+        if hosts.isEmpty && version != "HTTP/1.0" {
+            return invalid("An HTTP/1.1 request must carry a Host header field.")
         }
         return nil
     }

@@ -29,7 +29,10 @@ public final class HTTPServer: Sendable {
         guard let address = SocketAddress(host: configuration.host, port: configuration.port) else {
             throw HTTPServerError.invalidHost(configuration.host)
         }
-        let context = ServerContext(handler: handler, maxBodyBytes: configuration.maxBodyBytes)
+        let limits = ClientLimits(
+            perAddressLimit: configuration.perIPConnectionLimit, exempt: configuration.perIPLimitExemptAddresses,
+            requestDeadlineSeconds: configuration.requestDeadlineSeconds)
+        let context = ServerContext(handler: handler, maxBodyBytes: configuration.maxBodyBytes, limits: limits)
         let contextPointer = Unmanaged.passUnretained(context).toOpaque()
         // MHD_USE_ITC is required for MHD_quiesce_daemon in thread-pool mode (microhttpd.h).
         // MHD_ALLOW_SUSPEND_RESUME lets a request whose handler runs on a WorkQueue suspend its connection.
@@ -41,24 +44,26 @@ public final class HTTPServer: Sendable {
             var options: [MHD_OptionItem] = [
                 .init(option: .THREAD_POOL_SIZE, value: configuration.threadPoolSize, ptr_value: nil),
                 .init(option: .CONNECTION_LIMIT, value: configuration.connectionLimit, ptr_value: nil),
-                .init(option: .PER_IP_CONNECTION_LIMIT, value: configuration.perIPConnectionLimit, ptr_value: nil),
                 .init(
                     option: .CONNECTION_MEMORY_LIMIT, value: configuration.connectionMemoryLimitBytes, ptr_value: nil),
                 .init(option: .CONNECTION_TIMEOUT, value: configuration.connectionTimeoutSeconds, ptr_value: nil),
-                // 1: reject what RFC 9112 forbids clients to send, e.g. a missing Host (§3.2).
-                .init(option: .STRICT_FOR_CLIENT, value: 1, ptr_value: nil),
+                // 0: `Framing.rejection` checks Host (RFC 9112 §3.2) and field names (§5.1) itself and answers
+                // with the JSON error body; at 1 libmicrohttpd 0.9.75 answers a missing Host with an HTML page
+                // whose status line and headers it writes twice (docs/decisions.md, "Framing").
+                .init(option: .STRICT_FOR_CLIENT, value: 0, ptr_value: nil),
                 .init(option: .SOCK_ADDR, value: 0, ptr_value: UnsafeMutableRawPointer(mutating: sockaddrPointer)),
                 .init(option: .END, value: 0, ptr_value: nil),
             ]
             errno = 0
             return options.withUnsafeMutableBufferPointer { items in
                 CMicroHTTPD_start_daemon(
-                    flags, configuration.port, accessHandler, contextPointer, uriLogCallback, contextPointer,
+                    flags, configuration.port, acceptPolicy, contextPointer, accessHandler, contextPointer, uriLogCallback, contextPointer,
                     completedCallback, contextPointer, connectionNotification, contextPointer, items.baseAddress)
             }
         }
         let startErrno = errno
         guard let started else {
+            limits.stop()
             if startErrno == EADDRINUSE {
                 throw HTTPServerError.addressInUse(host: configuration.host, port: configuration.port)
             }
@@ -67,6 +72,7 @@ public final class HTTPServer: Sendable {
         let boundPort = CMicroHTTPD_bind_port(started)
         guard boundPort != 0 else {
             MHD_stop_daemon(started)
+            limits.stop()
             throw HTTPServerError.startFailed(host: configuration.host, port: configuration.port, errno: 0)
         }
         self.port = boundPort
@@ -83,6 +89,7 @@ public final class HTTPServer: Sendable {
                 usleep(1_000)
             }
             MHD_stop_daemon(handle.pointer)
+            context.limits.stop()
         }
     }
 
@@ -117,6 +124,7 @@ public final class HTTPServer: Sendable {
             usleep(1_000)
         }
         MHD_stop_daemon(handle.pointer)
+        context.limits.stop()
         if listenSocket != MHD_INVALID_SOCKET {
             close(listenSocket)
         }
@@ -129,6 +137,12 @@ public final class HTTPServer: Sendable {
     /// Connections libmicrohttpd has accepted and not yet closed (the `zevauth_http_connections_open` gauge,
     /// docs/operations.md, "Metrics").
     public var openConnections: Int { context.openConnections.load(ordering: .sequentiallyConsistent) }
+
+    /// Connections refused because their address was at `perIPConnectionLimit` (for tests).
+    var refusedConnections: Int { context.limits.refused.load(ordering: .relaxed) }
+
+    /// Connections shut down at their request deadline (for tests).
+    var expiredConnections: Int { context.limits.expired.load(ordering: .relaxed) }
 
     /// Whether `shutdown` has begun (for tests).
     var isDraining: Bool { context.draining.load(ordering: .sequentiallyConsistent) }

@@ -15,9 +15,16 @@ public struct HTTPServerConfiguration: Sendable {
     public var maxBodyBytes: Int = 65_536
     /// The most connections open at once across all workers, at least 1.
     public var connectionLimit: Int = 1024
-    /// The most connections open at once from one peer IP; 0 = unlimited (behind a reverse proxy every
-    /// peer is the proxy).
+    /// The most connections open at once from one peer IP; 0 = unlimited. Counted by the server's accept
+    /// policy (`ClientLimits`); a connection over it is closed unanswered.
     public var perIPConnectionLimit: Int = 0
+    /// Peer IP literals `perIPConnectionLimit` does not apply to: the reverse proxies, every client behind
+    /// which has the proxy's address (compared case-insensitively, as `HTTPRequest.remoteAddress` reports it).
+    public var perIPLimitExemptAddresses: [String] = []
+    /// Seconds a request may take to arrive whole (request line, headers and body), counted from the
+    /// connection's opening or the previous response's completion; at least 1. Past it the connection is
+    /// closed unanswered, however steadily bytes trickle in (`connectionTimeoutSeconds` restarts with each).
+    public var requestDeadlineSeconds: Int = 20
     /// Memory per connection for the request line, headers and buffers, in bytes (at least 4096). The default
     /// holds a request at every limit `Framing` checks (docs/decisions.md, "Request limits"); a request that
     /// does not fit at all gets libmicrohttpd's own 414 or 431 (RFC 6585 §5), or a closed connection.
@@ -40,6 +47,7 @@ public struct HTTPServerConfiguration: Sendable {
         try require(
             (4096...Int(Int32.max)).contains(connectionMemoryLimitBytes), "connectionMemoryLimitBytes",
             "must be at least 4096")
+        try require((1...86_400).contains(requestDeadlineSeconds), "requestDeadlineSeconds", "must be 1...86400")
         try require(
             (1...Int(Int32.max)).contains(connectionTimeoutSeconds), "connectionTimeoutSeconds", "must be at least 1")
     }

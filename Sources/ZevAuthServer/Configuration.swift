@@ -83,6 +83,14 @@ public struct ServerConfiguration: Sendable {
     /// Outbound email (`ZEVAUTH_SMTP_*`, `ZEVAUTH_RATE_EMAILS_PER_HOUR`; docs/operations.md, "Outbound email").
     public var mail = MailSettings()
 
+    // MARK: Slow and greedy clients (docs/operations.md, "Slow and greedy clients")
+    /// Connections one client address may hold open at once (`ZEVAUTH_HTTP_CONNECTIONS_PER_ADDRESS`,
+    /// 0–100 000, default 256; 0 = no limit). The trusted proxies are exempt.
+    public var httpConnectionsPerAddress: Int = 256
+    /// Seconds a request may take to arrive whole, headers and body (`ZEVAUTH_HTTP_REQUEST_DEADLINE_SECONDS`,
+    /// 1–3600, default 20), from the connection's opening or the previous response.
+    public var httpRequestDeadlineSeconds: Int = 20
+
     public init(databaseURL: String, issuer: String, operatorToken: String) {
         self.databaseURL = databaseURL
         self.issuer = issuer
@@ -206,6 +214,13 @@ public enum ConfigurationLoader {
             .init(
                 variable: "ZEVAUTH_DATABASE_SETTLE_MS", flag: "--database-settle-ms", placeholder: "MS",
                 help: "how long an in-doubt exchange or refresh settles itself, 0-120000 (default 15000)"),
+            // Slow and greedy clients.
+            .init(
+                variable: "ZEVAUTH_HTTP_CONNECTIONS_PER_ADDRESS", flag: "--http-connections-per-address", placeholder: "N",
+                help: "open connections per client address, 0-100000, 0 = no limit; proxies exempt (default 256)"),
+            .init(
+                variable: "ZEVAUTH_HTTP_REQUEST_DEADLINE_SECONDS", flag: "--http-request-deadline-seconds", placeholder: "N",
+                help: "seconds a request may take to arrive, headers and body, 1-3600 (default 20)"),
         ]
         + MailSettings.options
         + RateLimits.variables.map {
@@ -342,6 +357,13 @@ public enum ConfigurationLoader {
             }
         }
         configuration.httpThreads = try integer(values, "ZEVAUTH_HTTP_THREADS", in: 1...256) ?? configuration.httpThreads
+        // Slow and greedy clients.
+        configuration.httpConnectionsPerAddress =
+            try integer(values, "ZEVAUTH_HTTP_CONNECTIONS_PER_ADDRESS", in: 0...100_000)
+            ?? configuration.httpConnectionsPerAddress
+        configuration.httpRequestDeadlineSeconds =
+            try integer(values, "ZEVAUTH_HTTP_REQUEST_DEADLINE_SECONDS", in: 1...3600)
+            ?? configuration.httpRequestDeadlineSeconds
         configuration.databasePoolSize =
             try integer(values, "ZEVAUTH_DATABASE_POOL_SIZE", in: 1...200)
             ?? configuration.databasePoolSize

@@ -58,6 +58,9 @@ public enum ServerRunner {
         http.host = context.configuration.listenHost
         http.port = context.configuration.listenPort
         http.threadPoolSize = context.configuration.httpThreads
+        http.perIPConnectionLimit = context.configuration.httpConnectionsPerAddress
+        http.perIPLimitExemptAddresses = context.configuration.trustedProxies
+        http.requestDeadlineSeconds = context.configuration.httpRequestDeadlineSeconds
         let server: HTTPServer
         do {
             server = try HTTPServer(configuration: http, handler: ZevAuthApp(context: context))

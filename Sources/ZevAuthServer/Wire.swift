@@ -78,23 +78,10 @@ enum Wire {
         return parts.joined(separator: "; ")
     }
 
-    /// The cookies of a request (RFC 6265 §5.4 `cookie-string`). A name sent more than once with
-    /// different values is left out: the order a browser sends same-named cookies in says nothing about
-    /// who set them, so a planted one must not win by coming first (docs/decisions.md, "Ambiguous cookies").
+    /// The cookies of a request (RFC 6265 §5.4 `cookie-string`; the rule is `CookieHeader.pairs`, where a
+    /// name sent more than once with different values is left out).
     static func cookies(of request: HTTPRequest) -> [String: String] {
-        var result: [String: String] = [:]
-        var ambiguous: Set<String> = []
-        for header in request.headers.values("Cookie") {
-            for pair in header.split(separator: ";") {
-                let trimmed = pair.drop(while: { $0 == " " })
-                guard let eq = trimmed.firstIndex(of: "=") else { continue }
-                let name = String(trimmed[..<eq])
-                let value = String(trimmed[trimmed.index(after: eq)...])
-                if let seen = result[name], seen != value { ambiguous.insert(name) } else { result[name] = value }
-            }
-        }
-        for name in ambiguous { result[name] = nil }
-        return result
+        CookieHeader.pairs(request.headers.values("Cookie"))
     }
 
     /// Whether the client asked for JSON (`Accept: application/json`) rather than a page.

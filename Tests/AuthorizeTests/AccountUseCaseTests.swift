@@ -167,6 +167,26 @@ let pat = UserRecord(id: "u1", email: "Pat@Example.com", name: "Pat", imageURL: 
         #expect(EmailAddress.parse("a\u{200B}b@example.com", domainToASCII: { $0 }) == .failure(.localPart))
         #expect(EmailAddress.parse("no-at-sign", domainToASCII: { $0 }) == .failure(.shape))
     }
+
+    /// Found by the `email` fuzz target (docs/fuzzing.md): 250 bytes as typed, but over 254 once the
+    /// domain is in its A-label form, so the key itself was refused when normalised again.
+    @Test func theLengthLimitHoldsForTheNormalisedAddress() {
+        let typed = "A" + String(repeating: "\u{FFFD}", count: 75) + "B@a\u{FC}eA.eer.ehr.eA.ea\u{FC}ca"
+        #expect(typed.utf8.count <= 254)
+        let longer: (String) -> String? = { domain in
+            domain.lowercased().split(separator: ".").map { label in
+                label.unicodeScalars.allSatisfy(\.isASCII)
+                    ? String(label) : "xn--" + label.unicodeScalars.map { String($0.value, radix: 36) }.joined()
+            }.joined(separator: ".")
+        }
+        #expect(EmailAddress.parse(typed, domainToASCII: longer) == .failure(.shape))
+        // Within the limit, normalising a key gives the key.
+        guard case .success(let parsed) = EmailAddress.parse(" Ｐat@B\u{FC}cher.example ", domainToASCII: longer) else {
+            Issue.record("refused")
+            return
+        }
+        #expect(EmailAddress.parse(parsed.key, domainToASCII: longer).map(\.key) == .success(parsed.key))
+    }
 }
 
 @Suite struct AccountSignInTests {

@@ -17,11 +17,29 @@ enum RawClient {
         var bodyText: String { String(decoding: body, as: UTF8.self) }
     }
 
-    /// A connected socket; `recv` gives up after `timeoutSeconds`.
-    static func connect(host: String = "127.0.0.1", port: UInt16, timeoutSeconds: Int = 5) throws -> Int32 {
+    /// A connected socket; `recv` gives up after `timeoutSeconds`. `source`, an IPv4 loopback literal such
+    /// as "127.0.0.2", is the local address to connect from (another client, as the server sees it).
+    static func connect(
+        host: String = "127.0.0.1", port: UInt16, timeoutSeconds: Int = 5, source: String? = nil
+    ) throws -> Int32 {
         let isIPv6 = host.contains(":")
         let fd = socket(isIPv6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw Failure(operation: "socket", code: errno) }
+        if let source, !isIPv6 {
+            var local = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            inet_pton(AF_INET, source, &local.sin_addr)
+            let bound = withUnsafePointer(to: &local) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+            guard bound == 0 else {
+                let code = errno
+                close(fd)
+                throw Failure(operation: "bind", code: code)
+            }
+        }
         var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         let result: Int32

@@ -43,7 +43,8 @@ public struct EmailAddress: Sendable, Equatable {
     /// - Parameters:
     ///   - text: the address as entered; surrounding spaces are ignored.
     ///   - domainToASCII: IDNA's UTS #46 ToASCII (nontransitional, STD3 rules), nil when IDNA refuses.
-    /// - Returns: the address, or `.shape` (not exactly one `@`, an empty side, more than 254 bytes),
+    /// - Returns: the address, or `.shape` (not exactly one `@`, an empty side, more than 254 bytes as typed
+    ///   or once normalised),
     ///   `.localPart` or `.domain` (a whitespace, control, format, default-ignorable, private-use or unassigned
     ///   code point on that side; for the domain also one without a dot, with an empty label, or one IDNA
     ///   refuses). Each is answered as `invalid_request`.
@@ -56,7 +57,12 @@ public struct EmailAddress: Sendable, Equatable {
         let local = foldedLocalPart(String(parts[0]))
         guard !local.isEmpty, !local.unicodeScalars.contains(where: isRefused) else { return .failure(.localPart) }
         guard let domain = asciiDomain(String(parts[1]), toASCII: domainToASCII) else { return .failure(.domain) }
-        return .success(EmailAddress(typed: typed, key: local + "@" + domain))
+        // RFC 5321 §4.5.3.1.3: the 254 bytes hold for the address as mail carries it, the A-label domain
+        // included, which can be longer than the typed one; so the key stays a valid address, and
+        // normalising a key gives the same key.
+        let key = local + "@" + domain
+        guard key.utf8.count <= 254 else { return .failure(.shape) }
+        return .success(EmailAddress(typed: typed, key: key))
     }
 
     private init(typed: String, key: String) {
