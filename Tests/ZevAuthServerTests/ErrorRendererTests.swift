@@ -14,7 +14,13 @@ import Testing
     func everyCodeAnswersItsStatusWithTheStandardBody(_ code: OAuthErrorCode) throws {
         let response = ErrorRenderer.render(ErrorAnswer(code, "A sentence."), at: .api)
         #expect(response.status == code.httpStatus)
-        #expect(try Self.body(response) == ["error": .string(code.rawValue), "error_description": "A sentence."])
+        // A bad nonce is `invalid_request` on the wire, its description beginning `invalid_nonce`
+        // (docs/protocol.md#start-order); every other code is itself.
+        let expected: JSONValue =
+            code == .invalidNonce
+            ? ["error": "invalid_request", "error_description": "invalid_nonce: A sentence."]
+            : ["error": .string(code.rawValue), "error_description": "A sentence."]
+        #expect(try Self.body(response) == expected)
         #expect(response.headers["Content-Type"] == "application/json")
         #expect(response.headers["Cache-Control"] == "no-store")
         #expect(response.headers["Pragma"] == "no-cache")
