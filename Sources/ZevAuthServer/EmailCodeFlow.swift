@@ -48,13 +48,14 @@ struct EmailCodeFlow: Sendable {
     }
 
     private func codePage(
-        _ flowID: String, binding: String, purpose: EmailCodePurpose, error: String? = nil, notice: String? = nil, status: Int = 200
+        _ flowID: String, binding: String, purpose: EmailCodePurpose, error: String? = nil, codeError: Bool = true,
+        notice: String? = nil, status: Int = 200
     )
         -> HTTPResponse
     {
         EmailCodePages.code(
-            flowID: flowID, csrf: Self.csrf(binding: binding, flowID: flowID), purpose: purpose, error: error, notice: notice,
-            status: status)
+            flowID: flowID, csrf: Self.csrf(binding: binding, flowID: flowID), purpose: purpose, error: error, codeError: codeError,
+            notice: notice, status: status)
     }
 
     // MARK: Sign-up
@@ -89,7 +90,8 @@ struct EmailCodeFlow: Sendable {
         guard let (flow, binding) = try loadPosted(form, request) else { return EmailCodePages.over(Self.expiredFlowMessage) }
         if let seconds = try overAddressLimit(request) {
             var response = codePage(
-                flow.id, binding: binding, purpose: flow.purpose, error: RateLimiter.pageMessage(retryAfterSeconds: seconds), status: 429)
+                flow.id, binding: binding, purpose: flow.purpose, error: RateLimiter.pageMessage(retryAfterSeconds: seconds),
+                codeError: false, status: 429)
             response.headers.set("Retry-After", String(seconds))
             return response
         }
@@ -263,7 +265,8 @@ struct EmailCodeFlow: Sendable {
         }
         guard let email = EmailAddress(typed) else {
             return EmailCodePages.forgot(
-                csrf: form["csrf"] ?? "", requestID: requestID, email: typed, error: SignInFlow.invalidEmailMessage, status: 400)
+                csrf: form["csrf"] ?? "", requestID: requestID, email: typed, error: SignInFlow.invalidEmailMessage, invalidEmail: true,
+                status: 400)
         }
         let user = try context.accounts.signIn.user(emailKey: email.key)
         let issued = try codes.issue(
@@ -295,7 +298,7 @@ struct EmailCodeFlow: Sendable {
             return EmailCodePages.resetSecondFactor(
                 flowID: flow.id, csrf: csrf,
                 error: "That code is not right. Enter the current code from your app, or an unused recovery code.",
-                status: 401)
+                invalid: true, status: 401)
         case .accepted:
             try flows.recordSecondFactor(flowID: flow.id, now: now)
             return EmailCodePages.newPassword(flowID: flow.id, csrf: csrf, error: nil)

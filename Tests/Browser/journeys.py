@@ -36,6 +36,7 @@ import urllib.parse
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
+from selenium.common.exceptions import WebDriverException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support import expected_conditions
@@ -281,15 +282,21 @@ class Browser:
 
     def click(self, text):
         """Clicks the button or link that says `text` and waits for the next page to load."""
-        old = self.driver.find_element(By.TAG_NAME, "html")
-        for element in self.driver.find_elements(By.CSS_SELECTOR, "button, a"):
-            if element.text.strip() == text:
-                element.click()
-                WebDriverWait(self.driver, 15).until(expected_conditions.staleness_of(old))
-                WebDriverWait(self.driver, 15).until(
-                    lambda driver: driver.execute_script("return document.readyState") == "complete")
-                return
-        raise AssertionError(f"no button or link says {text!r}")
+        target = old = None
+        for _ in range(3):  # a document still being replaced answers with stale nodes: look again
+            try:
+                old = self.driver.find_element(By.TAG_NAME, "html")
+                target = next((element for element in self.driver.find_elements(By.CSS_SELECTOR, "button, a")
+                               if element.text.strip() == text), None)
+                break
+            except WebDriverException:
+                time.sleep(0.3)
+        if target is None:
+            raise AssertionError(f"no button or link says {text!r}")
+        target.click()
+        WebDriverWait(self.driver, 15).until(expected_conditions.staleness_of(old))
+        WebDriverWait(self.driver, 15).until(
+            lambda driver: driver.execute_script("return document.readyState") == "complete")
 
 
 # MARK: Journeys
@@ -329,7 +336,7 @@ class Journeys:
         url, verifier = self.demo.start_url(self.callback.uri)
         b.open(url)
         b.expect_text("Sign in with ZevID", "to continue to Demo app")
-        b.expect_tab_order(["email", "password", "Sign in", "Create one"])
+        b.expect_tab_order(["email", "password", "Sign in", "Forgot password?", "Create one"])
         b.expect_reflow()
         b.screenshots("sign-in")
         b.expect_clean_console()
@@ -358,6 +365,125 @@ class Journeys:
         assert query.get("iss") == [self.demo.issuer], "no iss in the redirect"
         status, body = self.demo.exchange(query["code"][0], verifier, self.callback.uri)
         assert status == 200 and "session" in body, f"the exchange answered {status}"
+
+    def need_mail(self):
+        assert self.mail_dir, "the email journeys need --mail-dir (the folder Tests/Mail/smtp_sink.py writes to)"
+
+    def expect_consent_then_callback(self, b, verifier, address):
+        """Consent names the account; Continue reaches the app's callback with a code the exchange takes."""
+        b.expect_text("Continue to Demo app?", "will be able to sign you in as", address)
+        b.click("Continue")
+        b.expect_text("The app received the sign-in.")
+        query = self.callback.received[-1]
+        assert query.get("state") == ["journey state"], "the state did not come back unchanged"
+        status, body = self.demo.exchange(query["code"][0], verifier, self.callback.uri)
+        assert status == 200 and "session" in body, f"the exchange answered {status}"
+
+    def sign_up_with_code(self):
+        """A pending app sign-in → "Create one" → name, email, password → the emailed code → consent, with no
+        second password → the app's callback (docs/protocol.md, "Sign-up")."""
+        self.need_mail()
+        b = self.fresh_browser()
+        address = f"journey-signup-{secrets.token_hex(6)}@example.com"
+        password = secrets.token_urlsafe(18)
+        url, verifier = self.demo.start_url(self.callback.uri)
+        b.open(url)
+        b.click("Create one")
+        b.expect_text("Create your ZevID account", "At least 10 characters.")
+        b.expect_tab_order(["name", "email", "password", "Create account"])
+        b.expect_reflow()
+        b.screenshots("sign-up")
+        b.expect_clean_console()
+        b.field("name").send_keys("Journey Newcomer")
+        b.field("email").send_keys(address)
+        b.field("password").send_keys(password)
+        b.click("Create account")
+        b.expect_text("Check your email", "we sent a 6-digit code", "valid for 10 minutes")
+        b.expect_tab_order(["code", "Continue", "Send a new code"])
+        b.expect_reflow()
+        b.screenshots("sign-up-code")
+        b.expect_clean_console()
+        b.field("code").send_keys(wait_for_code(self.mail_dir, address))
+        b.click("Continue")
+        shown = b.text()
+        assert "Password" not in shown, "the sign-up asks for the password a second time"
+        b.expect_tab_order(["Continue", "Cancel"])
+        b.screenshots("sign-up-consent")
+        b.expect_clean_console()
+        self.expect_consent_then_callback(b, verifier, address)
+        b.screenshots("sign-up-callback")
+
+    def wrong_code_tries_left(self):
+        """A wrong emailed code says how many tries are left, marks the input and ties it to the message."""
+        self.need_mail()
+        b = self.fresh_browser()
+        address = f"journey-tries-{secrets.token_hex(6)}@example.com"
+        b.open(self.demo.issuer + "/account/signup")
+        b.field("name").send_keys("Journey Typo")
+        b.field("email").send_keys(address)
+        b.field("password").send_keys(secrets.token_urlsafe(18))
+        b.click("Create account")
+        code = wait_for_code(self.mail_dir, address)
+        wrong = "000000" if code != "000000" else "111111"
+        for left in ("4 tries", "3 tries"):
+            b.field("code").send_keys(wrong)
+            b.click("Continue")
+            b.expect_text(f"That code is not right. You have {left} left.")
+            element = b.field("code")
+            assert element.get_attribute("aria-invalid") == "true", "the code is not marked invalid"
+            assert "form-error" in element.get_attribute("aria-describedby"), "the code is not tied to the message"
+            b.expect_clean_console(allowed_statuses=(400,))
+        b.expect_tab_order(["code", "Continue", "Send a new code"])
+        b.expect_reflow()
+        b.screenshots("code-wrong")
+        b.expect_clean_console(allowed_statuses=(400,))
+
+    def password_reset(self):
+        """"Forgot password?" from a pending sign-in → the email → the code → a new password → signed in and
+        on to consent; then the old password no longer works and the new one does."""
+        self.need_mail()
+        b = self.fresh_browser()
+        address, old_password = self.demo.new_account()
+        new_password = secrets.token_urlsafe(18)
+        url, verifier = self.demo.start_url(self.callback.uri)
+        b.open(url)
+        b.click("Forgot password?")
+        b.expect_text("Reset your password", "Enter the email address of your ZevID account.")
+        b.expect_tab_order(["email", "Send a code", "Back to sign-in"])
+        b.expect_reflow()
+        b.screenshots("reset-email")
+        b.expect_clean_console()
+        b.field("email").send_keys(address)
+        b.click("Send a code")
+        b.expect_text("Check your email", "we sent a 6-digit code")
+        b.screenshots("reset-code")
+        b.expect_clean_console()
+        b.field("code").send_keys(wait_for_code(self.mail_dir, address))
+        b.click("Continue")
+        b.expect_text("Choose a new password", "At least 10 characters.", "will be signed out")
+        b.expect_tab_order(["new_password", "Save the new password"])
+        b.expect_reflow()
+        b.screenshots("reset-new-password")
+        b.expect_clean_console()
+        b.field("new_password").send_keys(new_password)
+        b.click("Save the new password")
+        b.screenshots("reset-signed-in")
+        self.expect_consent_then_callback(b, verifier, address)
+        b.expect_clean_console()
+        # The old password no longer works; the new one does.
+        b = self.fresh_browser()
+        url, verifier = self.demo.start_url(self.callback.uri)
+        b.open(url)
+        b.field("email").send_keys(address)
+        b.field("password").send_keys(old_password)
+        b.click("Sign in")
+        b.expect_text("The email or password is incorrect.")
+        b.screenshots("reset-old-password-refused")
+        b.expect_clean_console(allowed_statuses=(401,))
+        b.field("password").send_keys(new_password)
+        b.click("Sign in")
+        self.expect_consent_then_callback(b, verifier, address)
+        b.expect_clean_console()
 
     def account_pages(self):
         b = self.browser
@@ -509,6 +635,9 @@ def main():
         ("return to the app", journeys.return_to_app),
         ("error page", journeys.error_page),
         ("closing the account", journeys.close_account),
+        ("sign-up with the emailed code", journeys.sign_up_with_code),
+        ("a wrong code says how many tries are left", journeys.wrong_code_tries_left),
+        ("password reset", journeys.password_reset),
     ]
     failed = 0
     for name, journey in order:

@@ -267,6 +267,54 @@ import ZevAuthTesting
         expectInvalid(short, ["password"])
         #expect(short.text.contains("aria-describedby=\"password-hint form-error\""))
 
+        // The email pages (docs/protocol.md, "Email codes"): the code page, and a wrong code marks the input
+        // and says how many tries are left.
+        let signUpAddress = EmailFlowTests.unique("pages")
+        let codeBrowser = server.browser()
+        let codePage = try EmailFlowTests.signUp(codeBrowser, email: signUpAddress, password: "a long sign-up password")
+        #expect(codePage.status == 200)
+        expectWellFormed(codePage, "code page")
+        #expect(codePage.text.contains("aria-describedby=\"code-hint\""))
+        #expect(!codePage.text.contains("aria-invalid"))
+        let wrongEmailed = try EmailFlowTests.enter(
+            codeBrowser, page: codePage, code: EmailFlowTests.wrong(try Mailbox.code(for: signUpAddress)))
+        #expect(wrongEmailed.status == 400)
+        expectWellFormed(wrongEmailed, "code page, wrong code")
+        expectInvalid(wrongEmailed, ["code"])
+        #expect(wrongEmailed.text.contains("aria-describedby=\"code-hint form-error\""))
+        #expect(Self.visibleText(wrongEmailed.text).contains("That code is not right. You have 4 tries left."))
+        // A code page that is over (another browser's flow) is an error page with a way back.
+        let overPage = try server.browser().get("/account/code?flow=\(UUID().uuidString)")
+        #expect(overPage.status == 400)
+        expectWellFormed(overPage, "code page, over")
+        #expect(Self.visibleText(overPage.text).contains("This page has expired."))
+
+        // "Forgot password?", a malformed address, then the new password and a too-short one.
+        let resetBrowser = server.browser()
+        let forgot = try resetBrowser.get("/account/reset")
+        expectWellFormed(forgot, "forgot password")
+        let forgotCSRF = try #require(hiddenField("csrf", in: forgot.text))
+        let notAnAddress = try resetBrowser.postForm("/account/reset", [("csrf", forgotCSRF), ("email", "not an address")])
+        #expect(notAnAddress.status == 400)
+        expectWellFormed(notAnAddress, "forgot password, bad email")
+        expectInvalid(notAnAddress, ["email"])
+        let resetCodePage = try resetBrowser.postForm("/account/reset", [("csrf", forgotCSRF), ("email", fixture.email)])
+        expectWellFormed(resetCodePage, "reset code page")
+        let newPasswordPage = try EmailFlowTests.enter(resetBrowser, page: resetCodePage, code: try Mailbox.code(for: fixture.email))
+        #expect(newPasswordPage.status == 200)
+        expectWellFormed(newPasswordPage, "new password")
+        #expect(newPasswordPage.text.contains("aria-describedby=\"new_password-hint\""))
+        let tooShort = try resetBrowser.postForm(
+            "/account/reset/password",
+            [
+                ("flow", try #require(hiddenField("flow", in: newPasswordPage.text))),
+                ("csrf", try #require(hiddenField("csrf", in: newPasswordPage.text))), ("new_password", "short"),
+            ])
+        #expect(tooShort.status == 400)
+        expectWellFormed(tooShort, "new password, too short")
+        expectInvalid(tooShort, ["new_password"])
+        #expect(tooShort.text.contains("aria-describedby=\"new_password-hint form-error\""))
+
         // The account area's sign-in, the account page, a wrong current password.
         let accountSignIn = try server.browser().get("/account/signin")
         expectWellFormed(accountSignIn, "account sign-in")
@@ -312,5 +360,23 @@ import ZevAuthTesting
         #expect(refused.status == 401)
         expectWellFormed(refused, "MFA, wrong code")
         expectInvalid(refused, ["code"])
+
+        // A reset of an account with MFA asks for the second factor after the emailed code; a wrong one marks it.
+        let mfaReset = server.browser()
+        let mfaForgot = try mfaReset.get("/account/reset")
+        let mfaCodePage = try mfaReset.postForm(
+            "/account/reset", [("csrf", try #require(hiddenField("csrf", in: mfaForgot.text))), ("email", fixture.email)])
+        let secondFactor = try EmailFlowTests.enter(mfaReset, page: mfaCodePage, code: try Mailbox.code(for: fixture.email, count: 2))
+        #expect(secondFactor.status == 200)
+        expectWellFormed(secondFactor, "reset, second factor")
+        let wrongSecond = try mfaReset.postForm(
+            "/account/reset/second-factor",
+            [
+                ("flow", try #require(hiddenField("flow", in: secondFactor.text))),
+                ("csrf", try #require(hiddenField("csrf", in: secondFactor.text))), ("code", "123456"),
+            ])
+        #expect(wrongSecond.status == 401)
+        expectWellFormed(wrongSecond, "reset, wrong second factor")
+        expectInvalid(wrongSecond, ["code"])
     }
 }
