@@ -102,6 +102,10 @@ public enum OAuthErrorCode: String, Sendable, CaseIterable {
         }
     }
 
+    /// The `error` value on the product surface (`/v1`): the code itself, except `invalid_nonce`, which the
+    /// wire calls `invalid_request` with a description beginning `invalid_nonce` (docs/protocol.md#start-order).
+    public var productWireCode: OAuthErrorCode { self == .invalidNonce ? .invalidRequest : self }
+
     /// The RFC 6749 code that stands for this one on a standard `/oauth2/*` endpoint.
     ///
     /// - RFC 6749 codes (`invalid_request`, `invalid_client`, `invalid_grant`, `unsupported_grant_type`,
@@ -193,7 +197,7 @@ public struct OAuthError: Error, Sendable, Equatable {
     /// The `error` value on the given surface: the product code on `/v1`, the RFC code on `/oauth2`.
     public func wireError(on surface: ErrorSurface) -> String {
         switch surface {
-        case .zevAuth: return code == .invalidNonce ? OAuthErrorCode.invalidRequest.rawValue : code.rawValue
+        case .zevAuth: return code.productWireCode.rawValue
         case .standard(let endpoint): return code.rfcCode(at: endpoint).rawValue
         }
     }

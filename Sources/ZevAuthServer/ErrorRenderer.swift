@@ -155,7 +155,7 @@ enum ErrorRenderer {
     /// The `error` value: the product code on `/v1`, the RFC code on `/oauth2`.
     static func wireCode(_ answer: ErrorAnswer, at place: ErrorPlace) -> OAuthErrorCode {
         switch place.surface {
-        case .zevAuth: answer.code
+        case .zevAuth: answer.code.productWireCode
         case .standard(let endpoint): answer.code.rfcCode(at: endpoint)
         }
     }
