@@ -76,21 +76,29 @@ M = [
  ("the JWKS leaves out the next keys", [("Sources/Authorize/OpenID/SigningKeys.swift",
    '        case .next, .current: return true\n', '        case .current: return true\n        case .next: return false\n')]),
 ]
-import sys, subprocess, os
+import sys, subprocess, os, re
 os.chdir(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
-only = sys.argv[1:] 
+only = sys.argv[1:]
+caught = []
 for i,(name, edits) in enumerate(M):
     if only and str(i) not in only: continue
-    for f,old,new in edits:
-        s=open(f).read()
-        assert s.count(old)==1, (name, f, s.count(old))
-        open(f,'w').write(s.replace(old,new))
-    b = subprocess.run("swift build -j 2 --build-tests 2>&1 | grep -E 'error:' | head -5", shell=True, capture_output=True, text=True)
-    if b.stdout.strip(): print(f"### {i} {name}: BUILD ERROR {b.stdout}", flush=True)
-    else:
-        r = subprocess.run("swift test --skip-build --filter 'ConformanceLiveTests/everyCheckPasses' 2>&1", shell=True, capture_output=True, text=True)
-        import re
-        m = re.search(r'failures\.isEmpty.*', r.stdout)
-        print(f"### {i} {name}: {'CAUGHT' if r.returncode!=0 else 'NOT CAUGHT'}", flush=True)
-        print((m.group(0) if m else r.stdout[-1500:])[:6000], flush=True)
-    subprocess.run(["git","checkout","--"] + list({f for f,_,_ in edits}))
+    try:
+        for f,old,new in edits:
+            s=open(f).read()
+            assert s.count(old)==1, (name, f, s.count(old))
+            open(f,'w').write(s.replace(old,new))
+        # Bounded: a build or a run that hangs is reported, never waited on for ever.
+        b = subprocess.run("swift build -j 2 --build-tests 2>&1 | grep -E 'error:' | head -5", shell=True, capture_output=True, text=True, timeout=3600)
+        if b.stdout.strip(): print(f"### {i} {name}: BUILD ERROR {b.stdout}", flush=True)
+        else:
+            r = subprocess.run("swift test --skip-build --filter 'ConformanceLiveTests/everyCheckPasses' 2>&1", shell=True, capture_output=True, text=True, timeout=1200)
+            m = re.search(r'failures\.isEmpty.*', r.stdout)
+            if r.returncode != 0: caught.append(i)
+            print(f"### {i} {name}: {'CAUGHT' if r.returncode!=0 else 'NOT CAUGHT'}", flush=True)
+            print((m.group(0) if m else r.stdout[-1500:])[:6000], flush=True)
+    except subprocess.TimeoutExpired as e:
+        print(f"### {i} {name}: TIMED OUT ({e.cmd})", flush=True)
+    finally:
+        subprocess.run(["git","checkout","--"] + list({f for f,_,_ in edits}))
+ran = [i for i in range(len(M)) if not only or str(i) in only]
+print(f"### {len(caught)} of {len(ran)} caught; not caught: {[i for i in ran if i not in caught]}", flush=True)
