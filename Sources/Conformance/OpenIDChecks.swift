@@ -32,10 +32,11 @@ extension Suite {
         standard.path = authorizeEndpoint
         standard.pairs.append(("response_type", "code"))
         record(
-            "OpenID Connect Core §3.1.2.6", "authorize: the same nonce → invalid_request beginning invalid_nonce",
+            "OpenID Connect Core §3.1.2.6, protocol.md#authorize-errors",
+            "authorize: the same nonce → invalid_request (error_description beginning with that product code), redirected",
             Verdicts.redirectedError(
                 try browser.get(standard.target()), redirectURI: options.redirectURI, error: "invalid_request",
-                state: "conformance-state", issuer: options.issuer, descriptionPrefix: "invalid_nonce"))
+                state: "conformance-state", issuer: options.issuer, descriptionPrefix: "invalid_request"))
 
         // UserInfo without a token, and with a session that was not granted openid.
         let anonymous = try agent.send(.get, "/oauth2/userinfo", headers: [("Accept", json)])
@@ -139,7 +140,9 @@ extension Suite {
             return
         }
         redactor.register(idToken)
-        let jwks = try agent.send(.get, "/.well-known/jwks.json", headers: [("Accept", "application/json")]).json?["keys"] as? [[String: Any]] ?? []
+        let jwks =
+            try agent.send(.get, "/.well-known/jwks.json", headers: [("Accept", "application/json")]).json?["keys"] as? [[String: Any]]
+            ?? []
         record(
             "RFC 7515 §5.2, OpenID Connect Core §3.1.3.7", "ID token: signed by the JWKS key its kid names, with that key's alg",
             KeyVerdicts.signature(idToken, keys: jwks))

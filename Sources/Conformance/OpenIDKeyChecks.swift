@@ -90,7 +90,8 @@ enum KeyVerdicts {
             return .fail("header alg \(header["alg"] as? String ?? "none"), key alg \(jwk["alg"] as? String ?? "none")")
         }
         func bytes(_ name: String) -> [UInt8] { Base64URL.decodeCanonical(jwk[name] as? String ?? "") ?? [] }
-        let parameters: Crypto.PublicKeyParameters = alg == "RS256" ? .rsa(n: bytes("n"), e: bytes("e")) : .p256(x: bytes("x"), y: bytes("y"))
+        let parameters: Crypto.PublicKeyParameters =
+            alg == "RS256" ? .rsa(n: bytes("n"), e: bytes("e")) : .p256(x: bytes("x"), y: bytes("y"))
         guard alg == "RS256" || alg == "ES256", let key = Crypto.VerifyingKey(parameters) else {
             return .fail("the JWKS key for this kid cannot be read as \(alg)")
         }

@@ -243,6 +243,10 @@ extension Crypto {
         /// The key with these public parameters, or nil when OpenSSL refuses them (an RSA modulus under 2048
         /// bits, a point not on P-256, coordinates other than 32 bytes).
         public init?(_ parameters: PublicKeyParameters) {
+            // The builder and the parameters it makes point at their names and strings without copying
+            // them: every byte they point at lives in `held` until this initializer returns.
+            let held = HeldBytes()
+            defer { withExtendedLifetime(held) {} }
             guard let builder = OSSL_PARAM_BLD_new() else { return nil }
             defer { OSSL_PARAM_BLD_free(builder) }
             var numbers: [OpaquePointer?] = []
@@ -253,15 +257,14 @@ extension Crypto {
                 let modulus = n.withUnsafeBufferPointer { BN_bin2bn($0.baseAddress, Int32($0.count), nil) }
                 let exponent = e.withUnsafeBufferPointer { BN_bin2bn($0.baseAddress, Int32($0.count), nil) }
                 numbers = [modulus, exponent]
-                guard !n.isEmpty, !e.isEmpty, let modulus, let exponent, OSSL_PARAM_BLD_push_BN(builder, "n", modulus) == 1,
-                    OSSL_PARAM_BLD_push_BN(builder, "e", exponent) == 1
+                guard !n.isEmpty, !e.isEmpty, let modulus, let exponent, OSSL_PARAM_BLD_push_BN(builder, held.c("n"), modulus) == 1,
+                    OSSL_PARAM_BLD_push_BN(builder, held.c("e"), exponent) == 1
                 else { return nil }
                 name = "RSA"
                 type = .rsa2048
             case .p256(let x, let y):
-                let point: [UInt8] = [0x04] + x + y
-                guard x.count == 32, y.count == 32, OSSL_PARAM_BLD_push_utf8_string(builder, "group", "P-256", 0) == 1,
-                    point.withUnsafeBufferPointer({ OSSL_PARAM_BLD_push_octet_string(builder, "pub", $0.baseAddress, $0.count) }) == 1
+                guard x.count == 32, y.count == 32, OSSL_PARAM_BLD_push_utf8_string(builder, held.c("group"), held.c("P-256"), 0) == 1,
+                    OSSL_PARAM_BLD_push_octet_string(builder, held.c("pub"), held.bytes([0x04] + x + y), 65) == 1
                 else { return nil }
                 name = "EC"
                 type = .p256
@@ -285,6 +288,27 @@ extension Crypto {
         }
 
         deinit { EVP_PKEY_free(key) }
+
+        /// C copies of names and bytes, freed with the holder.
+        private final class HeldBytes {
+            private var pointers: [UnsafeMutableRawPointer] = []
+            deinit { pointers.forEach { $0.deallocate() } }
+
+            func c(_ text: String) -> UnsafePointer<CChar> {
+                let bytes = Array(text.utf8CString)
+                let pointer = UnsafeMutablePointer<CChar>.allocate(capacity: bytes.count)
+                pointer.initialize(from: bytes, count: bytes.count)
+                pointers.append(UnsafeMutableRawPointer(pointer))
+                return UnsafePointer(pointer)
+            }
+
+            func bytes(_ bytes: [UInt8]) -> UnsafeRawPointer {
+                let pointer = UnsafeMutablePointer<UInt8>.allocate(capacity: bytes.count)
+                pointer.initialize(from: bytes, count: bytes.count)
+                pointers.append(UnsafeMutableRawPointer(pointer))
+                return UnsafeRawPointer(pointer)
+            }
+        }
 
         /// Whether `signature` is a JWS signature of `message` by the private half of this key (RS256, or
         /// ES256 as the 64-byte `r ‖ s`). Never throws: anything malformed is `false`.

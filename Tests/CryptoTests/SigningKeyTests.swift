@@ -87,7 +87,8 @@ import Testing
     @Test func verifyingKeysRefuseParametersThatAreNotAKey() {
         #expect(Crypto.VerifyingKey(.rsa(n: [], e: [1, 0, 1])) == nil)
         #expect(Crypto.VerifyingKey(.rsa(n: [UInt8](repeating: 0xC3, count: 128), e: [1, 0, 1])) == nil, "a 1024-bit modulus")
-        #expect(Crypto.VerifyingKey(.p256(x: [UInt8](repeating: 1, count: 32), y: [UInt8](repeating: 2, count: 32))) == nil, "off the curve")
+        #expect(
+            Crypto.VerifyingKey(.p256(x: [UInt8](repeating: 1, count: 32), y: [UInt8](repeating: 2, count: 32))) == nil, "off the curve")
         #expect(Crypto.VerifyingKey(.p256(x: [1], y: [2])) == nil)
     }
 }
