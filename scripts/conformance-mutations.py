@@ -15,7 +15,8 @@ M = [
  ("let a code work twice", [("Sources/PostgresStore/PostgresAuthorizations.swift",
    'c.consumed_by = $6::uuid AS won,', 'true AS won,')]),
  ("valid replay does not revoke the session", [
-   ("Sources/PostgresStore/PostgresAuthorizations.swift", 'FROM code WHERE NOT code.won AND code.redirect_matches AND code.challenge_matches', 'FROM code WHERE false')]),
+   ("Sources/PostgresStore/PostgresAuthorizations.swift", 'FROM code WHERE NOT code.won AND code.redirect_matches AND code.challenge_matches', 'FROM code WHERE false'),
+   ("Sources/PostgresStore/PostgresAuthorizations.swift", 'WHERE authorization_code_id = $1 AND revoked_at IS NULL', 'WHERE false AND authorization_code_id = $1')]),
  ("drop iss from the success redirect", [("Sources/Authorize/RedirectLocation.swift",
    '[("code", code), ("state", state.value), ("iss", issuer)]', '[("code", code), ("state", state.value)]')]),
  ("drop iss from error redirects", [("Sources/Authorize/RedirectLocation.swift",
