@@ -11,4 +11,7 @@
 #include <openssl/bn.h>
 #include <openssl/x509.h>
 #include <openssl/core_names.h>
+#include <openssl/param_build.h>
+// EVP_PKEY_PUBLIC_KEY is a macro of macros Swift does not import.
+static const int COPENSSL_EVP_PKEY_PUBLIC_KEY = EVP_PKEY_PUBLIC_KEY;
 #endif

@@ -3,8 +3,8 @@ import Encoding
 import Foundation
 
 /// The OpenID Connect checks (docs/protocol.md, "OpenID Connect"): discovery, the nonce rule, the ID
-/// token's claims and `at_hash` on the exchange and a refresh, and userinfo's answers. The signature itself
-/// is checked against the JWKS by the key checks; here the payload is read without verifying it.
+/// token's claims, `auth_time` and `at_hash` on the exchange and a refresh, the ID tokens' signatures
+/// against the JWKS (`KeyVerdicts.signature`), and userinfo's answers.
 extension Suite {
     /// The payload of a JWS compact serialization, without verifying it.
     static func jwtClaims(_ compact: String?) -> [String: Any]? {
@@ -32,7 +32,8 @@ extension Suite {
         standard.path = authorizeEndpoint
         standard.pairs.append(("response_type", "code"))
         record(
-            "OpenID Connect Core §3.1.2.6", "authorize: the same nonce → invalid_request beginning invalid_nonce",
+            "OpenID Connect Core §3.1.2.6, protocol.md#authorize-errors",
+            "authorize: the same nonce → invalid_request beginning invalid_nonce, redirected",
             Verdicts.redirectedError(
                 try browser.get(standard.target()), redirectURI: options.redirectURI, error: "invalid_request",
                 state: "conformance-state", issuer: options.issuer, descriptionPrefix: "invalid_nonce"))
@@ -89,6 +90,10 @@ extension Suite {
         record(
             "OpenID Connect Discovery 1.0 §3", "discovery: every field AppAuth and the section require",
             .expect(missing.isEmpty, missing.isEmpty ? "all present" : "missing \(missing.joined(separator: ", "))"))
+        let endSession = json["end_session_endpoint"] as? String
+        record(
+            "OpenID Connect RP-Initiated Logout 1.0 §2.1", "discovery: end_session_endpoint is the issuer's /oauth2/logout",
+            .expect(endSession == options.issuer + "/oauth2/logout", endSession ?? "no end_session_endpoint"))
         let algorithms = json["id_token_signing_alg_values_supported"] as? [String] ?? []
         let scopes = json["scopes_supported"] as? [String] ?? []
         record(
@@ -117,6 +122,8 @@ extension Suite {
                 step: "the redirect back to the app", seen: Verdicts.describe(flow.final, redirectURI: options.redirectURI))
         }
         redactor.register(code)
+        // Two seconds between the sign-in and the exchange, so an auth_time taken at the exchange shows.
+        agent.sleep(2)
         let answer = try exchange(code: code, verifier: pair.verifier, redirectURI: options.redirectURI, key: options.clientID)
         if answer.status == 503 {
             record("OpenID Connect Core §3.1.3.3", "exchange of an OpenID code: an ID token", .skip("503: the server has no signing keys"))
@@ -133,6 +140,12 @@ extension Suite {
             return
         }
         redactor.register(idToken)
+        let jwks =
+            try agent.send(.get, "/.well-known/jwks.json", headers: [("Accept", "application/json")]).json?["keys"] as? [[String: Any]]
+            ?? []
+        record(
+            "RFC 7515 §5.2, OpenID Connect Core §3.1.3.7", "ID token: signed by the JWKS key its kid names, with that key's alg",
+            KeyVerdicts.signature(idToken, keys: jwks))
         let iat = claims["iat"] as? Int ?? 0
         record(
             "OpenID Connect Core §2", "ID token: iss, aud and azp (the client id), sub, exp = iat + 3600",
@@ -150,6 +163,10 @@ extension Suite {
             "OpenID Connect Core §3.3.2.11", "ID token: at_hash of the access token issued with it",
             .expect(claims["at_hash"] as? String == Self.atHash(tokens.access), claims["at_hash"] == nil ? "no at_hash" : "at_hash differs")
         )
+        let authTime = claims["auth_time"] as? Int
+        record(
+            "OpenID Connect Core §2", "ID token: auth_time is when the person authenticated, at least 2 s before the exchange's iat",
+            .expect(authTime.map { $0 + 2 <= iat } == true, "auth_time=\(authTime.map(String.init) ?? "none") iat=\(iat)"))
         let amr = claims["amr"] as? [String] ?? []
         record(
             "OpenID Connect Core §2, RFC 8176", "ID token: auth_time, amr with pwd, sid the session's id",
@@ -175,7 +192,11 @@ extension Suite {
 
         let refreshed = try refresh(tokens.refresh)
         let refreshedSession = refreshed.json?["session"] as? [String: Any]
-        let next = Self.jwtClaims(refreshedSession?["idToken"] as? String)
+        let nextToken = refreshedSession?["idToken"] as? String
+        let next = Self.jwtClaims(nextToken)
+        record(
+            "RFC 7515 §5.2, OpenID Connect Core §12.2", "refresh: the new ID token signed by the JWKS key its kid names",
+            nextToken.map { KeyVerdicts.signature($0, keys: jwks) } ?? .fail(Verdicts.describe(refreshed) + " without idToken"))
         record(
             "OpenID Connect Core §12.2", "refresh: a new ID token, same sid, at_hash of the new access token, no nonce",
             .expect(

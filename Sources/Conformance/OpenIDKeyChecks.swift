@@ -1,3 +1,4 @@
+import Crypto
 import Encoding
 import Fetch
 import Foundation
@@ -70,6 +71,32 @@ enum KeyVerdicts {
         let rs = keys.filter { $0["alg"] as? String == "RS256" }.count
         let es = keys.filter { $0["alg"] as? String == "ES256" }.count
         return .expect(rs >= 2 && es >= 2, "RS256: \(rs) keys, ES256: \(es) keys")
+    }
+
+    /// The JWS's signature verifies with the published key its header's `kid` names, under that key's own
+    /// `alg` (RFC 7515 §5.2; OpenID Connect Core §3.1.3.7 steps 6–7): another key's signature, an unknown
+    /// kid or an `alg` other than the key's fails.
+    static func signature(_ compact: String, keys: [[String: Any]]) -> Outcome {
+        let parts = compact.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let headerBytes = Base64URL.decodeCanonical(String(parts[0])),
+            let header = (try? JSONSerialization.jsonObject(with: Data(headerBytes))) as? [String: Any],
+            let signature = Base64URL.decodeCanonical(String(parts[2]))
+        else { return .fail("not a JWS compact serialization") }
+        let kid = header["kid"] as? String
+        guard let jwk = keys.first(where: { kid != nil && $0["kid"] as? String == kid }) else {
+            return .fail(kid == nil ? "no kid in the header" : "the kid is not in the JWKS")
+        }
+        guard let alg = header["alg"] as? String, alg == jwk["alg"] as? String else {
+            return .fail("header alg \(header["alg"] as? String ?? "none"), key alg \(jwk["alg"] as? String ?? "none")")
+        }
+        func bytes(_ name: String) -> [UInt8] { Base64URL.decodeCanonical(jwk[name] as? String ?? "") ?? [] }
+        let parameters: Crypto.PublicKeyParameters =
+            alg == "RS256" ? .rsa(n: bytes("n"), e: bytes("e")) : .p256(x: bytes("x"), y: bytes("y"))
+        guard alg == "RS256" || alg == "ES256", let key = Crypto.VerifyingKey(parameters) else {
+            return .fail("the JWKS key for this kid cannot be read as \(alg)")
+        }
+        let signed = Array((parts[0] + "." + parts[1]).utf8)
+        return .expect(key.verify(signature, of: signed), "\(alg) signature with the key its kid names")
     }
 }
 

@@ -163,9 +163,14 @@ extension Crypto {
         /// Whether `signature` is this key's JWS signature of `message` (the forms `sign(_:)` makes: an
         /// ES256 signature must be exactly 64 bytes). Never throws: anything malformed is `false`.
         public func verify(_ signature: [UInt8], of message: [UInt8]) -> Bool {
+            Self.verify(signature, of: message, key: key, type: type)
+        }
+
+        /// The check `verify(_:of:)` and `VerifyingKey.verify(_:of:)` share, over any `EVP_PKEY`.
+        fileprivate static func verify(_ signature: [UInt8], of message: [UInt8], key: OpaquePointer, type: SigningKeyType) -> Bool {
             let der: [UInt8]
             if type == .p256 {
-                guard signature.count == 64, let converted = Self.derECDSA(raw: signature) else { return false }
+                guard signature.count == 64, let converted = derECDSA(raw: signature) else { return false }
                 der = converted
             } else {
                 guard !signature.isEmpty else { return false }
@@ -202,7 +207,7 @@ extension Crypto {
         }
 
         /// The DER `ECDSA-Sig-Value` of a 64-byte `r ‖ s` (`BN_bin2bn`, `ECDSA_SIG_set0`, `i2d_ECDSA_SIG`).
-        private static func derECDSA(raw: [UInt8]) -> [UInt8]? {
+        fileprivate static func derECDSA(raw: [UInt8]) -> [UInt8]? {
             guard let signature = ECDSA_SIG_new() else { return nil }
             defer { ECDSA_SIG_free(signature) }
             let r = raw.withUnsafeBufferPointer { BN_bin2bn($0.baseAddress, 32, nil) }
@@ -225,6 +230,90 @@ extension Crypto {
                 return i2d_ECDSA_SIG(signature, &cursor)
             }
             return written == length ? der : nil
+        }
+    }
+    /// A public key built from a JWK's parameters (`EVP_PKEY_fromdata` from OpenSSL's parameter builder:
+    /// RSA `n` and `e`, or the P-256 point `04 ‖ x ‖ y`), to verify a JWS someone else signed (RFC 7515
+    /// §5.2). Verify-only; safe to use from several threads at once.
+    public final class VerifyingKey: @unchecked Sendable {
+        /// The key's type.
+        public let type: SigningKeyType
+        private let key: OpaquePointer
+
+        /// The key with these public parameters, or nil when OpenSSL refuses them (an RSA modulus under 2048
+        /// bits, a point not on P-256, coordinates other than 32 bytes).
+        public init?(_ parameters: PublicKeyParameters) {
+            // The builder and the parameters it makes point at their names and strings without copying
+            // them: every byte they point at lives in `held` until this initializer returns.
+            let held = HeldBytes()
+            defer { withExtendedLifetime(held) {} }
+            guard let builder = OSSL_PARAM_BLD_new() else { return nil }
+            defer { OSSL_PARAM_BLD_free(builder) }
+            var numbers: [OpaquePointer?] = []
+            defer { numbers.forEach { BN_free($0) } }
+            let name: String
+            switch parameters {
+            case .rsa(let n, let e):
+                let modulus = n.withUnsafeBufferPointer { BN_bin2bn($0.baseAddress, Int32($0.count), nil) }
+                let exponent = e.withUnsafeBufferPointer { BN_bin2bn($0.baseAddress, Int32($0.count), nil) }
+                numbers = [modulus, exponent]
+                guard !n.isEmpty, !e.isEmpty, let modulus, let exponent, OSSL_PARAM_BLD_push_BN(builder, held.c("n"), modulus) == 1,
+                    OSSL_PARAM_BLD_push_BN(builder, held.c("e"), exponent) == 1
+                else { return nil }
+                name = "RSA"
+                type = .rsa2048
+            case .p256(let x, let y):
+                guard x.count == 32, y.count == 32, OSSL_PARAM_BLD_push_utf8_string(builder, held.c("group"), held.c("P-256"), 0) == 1,
+                    OSSL_PARAM_BLD_push_octet_string(builder, held.c("pub"), held.bytes([0x04] + x + y), 65) == 1
+                else { return nil }
+                name = "EC"
+                type = .p256
+            }
+            guard let built = OSSL_PARAM_BLD_to_param(builder) else { return nil }
+            defer { OSSL_PARAM_free(built) }
+            guard let context = EVP_PKEY_CTX_new_from_name(nil, name, nil) else { return nil }
+            defer { EVP_PKEY_CTX_free(context) }
+            var made: OpaquePointer?
+            guard EVP_PKEY_fromdata_init(context) == 1, EVP_PKEY_fromdata(context, &made, COPENSSL_EVP_PKEY_PUBLIC_KEY, built) == 1,
+                let made
+            else {
+                ERR_clear_error()
+                return nil
+            }
+            guard type == .p256 || EVP_PKEY_get_bits(made) >= 2048 else {
+                EVP_PKEY_free(made)
+                return nil
+            }
+            key = made
+        }
+
+        deinit { EVP_PKEY_free(key) }
+
+        /// C copies of names and bytes, freed with the holder.
+        private final class HeldBytes {
+            private var pointers: [UnsafeMutableRawPointer] = []
+            deinit { pointers.forEach { $0.deallocate() } }
+
+            func c(_ text: String) -> UnsafePointer<CChar> {
+                let bytes = Array(text.utf8CString)
+                let pointer = UnsafeMutablePointer<CChar>.allocate(capacity: bytes.count)
+                pointer.initialize(from: bytes, count: bytes.count)
+                pointers.append(UnsafeMutableRawPointer(pointer))
+                return UnsafePointer(pointer)
+            }
+
+            func bytes(_ bytes: [UInt8]) -> UnsafeRawPointer {
+                let pointer = UnsafeMutablePointer<UInt8>.allocate(capacity: bytes.count)
+                pointer.initialize(from: bytes, count: bytes.count)
+                pointers.append(UnsafeMutableRawPointer(pointer))
+                return UnsafeRawPointer(pointer)
+            }
+        }
+
+        /// Whether `signature` is a JWS signature of `message` by the private half of this key (RS256, or
+        /// ES256 as the 64-byte `r ‖ s`). Never throws: anything malformed is `false`.
+        public func verify(_ signature: [UInt8], of message: [UInt8]) -> Bool {
+            SigningKey.verify(signature, of: message, key: key, type: type)
         }
     }
 }

@@ -40,9 +40,10 @@ import ZevAuthTesting
         }
     }
 
-    /// With ID tokens signed (a test signer until the keys are wired), every OpenID check runs and passes.
+    /// With ID tokens signed by the server's own keys (so their signatures verify against its JWKS), every
+    /// OpenID check runs and passes.
     @Test func theOpenIDChecksRunAndPassWithASigner() throws {
-        let server = try TestServer(live: true, ports: { $0.idTokenSigner = FakeIDTokenSigner() })
+        let server = try TestServer(live: true)
         let fixture = try Fixture.make(store: server.store)
         let options = Self.options(server, fixture)
         let suite = Suite(options: options, agent: Agent(options: options, redactor: Redactor()))

@@ -69,4 +69,26 @@ import Testing
         #expect(der[0] == 0x30)
         #expect(der.count > 60)
     }
+
+    @Test(arguments: Crypto.SigningKeyType.allCases) func aKeyFromItsPublicParametersVerifiesOnlyItsOwnSignatures(
+        type: Crypto.SigningKeyType
+    ) throws {
+        let key = try Crypto.SigningKey.generate(type)
+        let other = try Crypto.SigningKey.generate(type)
+        let verifier = try #require(Crypto.VerifyingKey(try key.publicParameters()))
+        #expect(verifier.type == type)
+        #expect(verifier.verify(try key.sign(Self.message), of: Self.message))
+        #expect(!verifier.verify(try other.sign(Self.message), of: Self.message))
+        var tampered = Self.message
+        tampered[3] ^= 1
+        #expect(!verifier.verify(try key.sign(Self.message), of: tampered))
+    }
+
+    @Test func verifyingKeysRefuseParametersThatAreNotAKey() {
+        #expect(Crypto.VerifyingKey(.rsa(n: [], e: [1, 0, 1])) == nil)
+        #expect(Crypto.VerifyingKey(.rsa(n: [UInt8](repeating: 0xC3, count: 128), e: [1, 0, 1])) == nil, "a 1024-bit modulus")
+        #expect(
+            Crypto.VerifyingKey(.p256(x: [UInt8](repeating: 1, count: 32), y: [UInt8](repeating: 2, count: 32))) == nil, "off the curve")
+        #expect(Crypto.VerifyingKey(.p256(x: [1], y: [2])) == nil)
+    }
 }
