@@ -38,7 +38,8 @@ public enum TestDatabase {
     /// - Returns: whether they did.
     public static func waitForWaiters(blockedBy holder: PostgresConnection, count: Int = 1) throws -> Bool {
         let pid = try holder.query("SELECT pg_backend_pid() AS pid").rows[0].string("pid")
-        for _ in 0..<500 {
+        // Up to 30 s: under the whole suite's parallel load the waiters may take a while to reach the lock.
+        for _ in 0..<3000 {
             let waiting = try pool.query(
                 """
                 WITH RECURSIVE waiter (pid) AS (
