@@ -46,7 +46,6 @@ public struct DecodedJWT {
     }
 }
 
-
 /// An `id_token_hint` reader that knows a fixed set of hints by their exact text (every other hint is
 /// not this server's ID token), and records what it was asked.
 public final class FakeIDTokenHints: IDTokenHintReader, @unchecked Sendable {
