@@ -39,7 +39,6 @@ from selenium.webdriver.chrome.service import Service
 from selenium.common.exceptions import WebDriverException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
-from selenium.webdriver.support import expected_conditions
 from selenium.webdriver.support.ui import WebDriverWait
 
 CHROMIUM = "/usr/bin/chromium"
@@ -280,6 +279,16 @@ class Browser:
     def field(self, element_id):
         return self.driver.find_element(By.ID, element_id)
 
+    @staticmethod
+    def replaced(old):
+        """Whether the document `old` belonged to has gone. Chromium answers a node of a replaced document
+        either as stale or as "does not belong to the document", depending on how far the swap has got."""
+        try:
+            old.is_enabled()
+            return False
+        except WebDriverException:
+            return True
+
     def click(self, text):
         """Clicks the button or link that says `text` and waits for the next page to load."""
         target = old = None
@@ -294,7 +303,7 @@ class Browser:
         if target is None:
             raise AssertionError(f"no button or link says {text!r}")
         target.click()
-        WebDriverWait(self.driver, 15).until(expected_conditions.staleness_of(old))
+        WebDriverWait(self.driver, 15).until(lambda driver: self.replaced(old))
         WebDriverWait(self.driver, 15).until(
             lambda driver: driver.execute_script("return document.readyState") == "complete")
 

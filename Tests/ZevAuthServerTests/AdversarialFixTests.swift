@@ -82,12 +82,15 @@ import ZevAuthTesting
                         headers: [("Content-Type", "application/x-www-form-urlencoded"), ("Cookie", cookie)], body: Array(form.utf8)))
             }
         }
-        #expect(
-            try TestDatabase.waitForWaiters(blockedBy: holder, count: 2),
-            "both decisions should wait on the pending sign-in's row")
+        let bothWaited = try TestDatabase.waitForWaiters(blockedBy: holder, count: 2)
         try holder.query("COMMIT")
         #expect(group.wait(timeout: .now() + 10) == .success)
-        #expect(results.all.filter { $0?.status == 303 }.count == 1)
+        let answers = results.all.map { response in
+            response.map { "\($0.status) \($0.header("location") ?? String(decoding: $0.body.prefix(300), as: UTF8.self))" }
+                ?? "no answer"
+        }
+        #expect(bothWaited, "both decisions should wait on the pending sign-in's row; they answered \(answers)")
+        #expect(results.all.filter { $0?.status == 303 }.count == 1, "answers: \(answers)")
         #expect(results.all.count == 2)
         withExtendedLifetime(second) {}
     }
