@@ -40,3 +40,8 @@ public struct PostgresAudit: AuditRecorder {
         try PostgresEdge.run { _ = try pool.query(AuditRows.insertSQL, AuditRows.parameters(entry)) }
     }
 }
+
+extension PostgresStore {
+    /// The audit log over this store's pool.
+    public var audit: PostgresAudit { PostgresAudit(pool: pool) }
+}

@@ -70,3 +70,37 @@ public enum Permissions {
     /// (docs/console.md, "Members").
     public static func keepsAnOwner(rolesAfterChange roles: [ProjectRole]) -> Bool { roles.contains(.owner) }
 }
+
+/// A project an account belongs to, with its role there.
+public struct Membership: Sendable, Equatable {
+    public let projectID: String
+    public let projectName: String
+    public let role: ProjectRole
+
+    public init(projectID: String, projectName: String, role: ProjectRole) {
+        self.projectID = projectID
+        self.projectName = projectName
+        self.role = role
+    }
+}
+
+/// What deciding a signed-in account's permissions reads from storage (docs/console.md, "Roles").
+public protocol MembershipLookup: Sendable {
+    /// The account's role in the project, or nil when it is no member (or the project does not exist).
+    /// - Throws: `StoreUnavailable`.
+    func role(userID: String, projectID: String) throws -> ProjectRole?
+    /// Whether the account is marked an operator.
+    /// - Throws: `StoreUnavailable`.
+    func isOperator(userID: String) throws -> Bool
+    /// The projects the account is a member of, by project name.
+    /// - Throws: `StoreUnavailable`.
+    func memberships(userID: String) throws -> [Membership]
+}
+
+extension MembershipLookup {
+    /// The caller as `Permissions` sees it for one project.
+    /// - Throws: `StoreUnavailable`.
+    public func caller(userID: String, projectID: String) throws -> ConsoleCaller {
+        ConsoleCaller(isOperator: try isOperator(userID: userID), role: try role(userID: userID, projectID: projectID))
+    }
+}
