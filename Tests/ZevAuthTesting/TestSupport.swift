@@ -167,7 +167,11 @@ public final class TestServer: @unchecked Sendable {
     public func browser() -> TestBrowser { TestBrowser(client: client) }
     public var store: PostgresStore { context.store }
 
-    deinit { http?.shutdown(gracePeriodSeconds: 2) }
+    deinit {
+        http?.shutdown(gracePeriodSeconds: 2)
+        // A server that sent mail started its drainer's thread: stop it, or every such test leaves one behind.
+        context.mail.stop()
+    }
 }
 
 /// Lets the live server start before the app (which needs the bound port in its issuer) exists.
