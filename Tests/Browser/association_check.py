@@ -51,7 +51,7 @@ def run(dev, site, domain):
     # The domain: refused while its token file is not published, verified once it is.
     added = admin.expect(201, "POST", "/v1/admin/domains", {"domain": domain})
     assert added["verified"] is False and added["verificationUrl"] == f"https://{domain}/{TOKEN_FILE}", added
-    site.remove(domain, TOKEN_FILE)
+    site.clear(domain)
     status, refused = admin.call("POST", f"/v1/admin/domains/{quoted}/verify")
     assert status == 400 and refused.get("error") == "invalid_request", f"an unpublished token answered {status}"
     print(f"  the token file not yet published: 400 ({refused.get('error_description', '')})")

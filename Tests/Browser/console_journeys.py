@@ -243,11 +243,12 @@ class ConsoleJourneys:
     # MARK: Journeys
 
     def owner_links_apps(self):
-        self.journey = "owner"
+        self.journey, self.shot = "owner", 0
         owner = Person(self.operator, "owner")
         name = "Console Journey " + secrets.token_hex(3)
         self.project = self.operator.expect(201, "POST", "/v1/admin/projects", {"name": name, "ownerEmail": owner.email})
         self.admin = Admin(self.issuer, self.project["development"]["secretKey"])
+        self.site.clear(self.domain)
         b = self.fresh_browser()
         self.sign_in(owner)
         assert owner.secret, "the console let an owner in without two-step verification"
@@ -372,7 +373,7 @@ class ConsoleJourneys:
         return text
 
     def viewer_cannot_change(self):
-        self.journey = "viewer"
+        self.journey, self.shot = "viewer", 0
         assert self.project and self.owner_forms, "the owner's journey did not get far enough to forge its forms"
         viewer = Person(self.operator, "viewer")
         self.operator.expect(201, "POST", f"/v1/admin/projects/{self.project['id']}/members",
@@ -386,10 +387,10 @@ class ConsoleJourneys:
             offered = [text for text in CHANGE_BUTTONS if b.buttons(text)]
             assert not offered, f"a viewer is offered {offered} on {heading}"
             self.page(page)
-        b.expect_text("Link verified")  # the viewer reads what the owner did
 
         # The owner's own forms, posted with the viewer's session and the viewer's csrf token.
         self.open(self.project_path("apps"))
+        b.expect_text("Link verified", "Not verified")  # the viewer reads what the owner left
         csrf = next((e.get_attribute("value") for e in b.driver.find_elements(By.NAME, "csrf")), None)
         assert csrf, "the viewer's page carries no csrf token (the sign-out form has one)"
         before = self.admin.expect(200, "GET", "/v1/admin/apps")["items"]
@@ -418,7 +419,7 @@ class ConsoleJourneys:
             assert any(action in json.dumps(item) for item in refused), f"no refused {action} in the audit log"
 
     def operator_creates_project(self):
-        self.journey = "operator"
+        self.journey, self.shot = "operator", 0
         person = Person(self.operator, "operator")
         self.operator.expect(201, "POST", "/v1/admin/operators", {"email": person.email})
         new_owner = Person(self.operator, "newowner")
@@ -440,7 +441,7 @@ class ConsoleJourneys:
         self.page("projects-search")
         # The new owner signs in (enrolling TOTP too) and finds the project, as its owner.
         b = self.fresh_browser()
-        self.journey = "newowner"
+        self.journey, self.shot = "newowner", 0
         self.sign_in(new_owner)
         self.open("/console/projects")
         b.expect_text(name)

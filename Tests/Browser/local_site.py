@@ -46,6 +46,11 @@ class Site:
         except FileNotFoundError:
             pass
 
+    def clear(self, host):
+        """Removes the three files a check publishes on `host`, so a run starts from a site with none."""
+        for name in (TOKEN_FILE, AASA_FILE, ASSETLINKS_FILE):
+            self.remove(host, name)
+
     def fetched(self, host, name):
         """How many times the site answered a request for https://HOST/NAME."""
         if not os.path.exists(self.log):
