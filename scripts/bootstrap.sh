@@ -16,7 +16,7 @@ packages=(
   chromium-driver       # tests: chromedriver for Selenium, at /usr/bin/chromedriver
   postgresql-15         # the throwaway and development database server
   curl
-  openssl               # tests: the throwaway CA for the local HTTPS server (FetchTests)
+  openssl               # tests: the throwaway CA for the local HTTPS server (FetchTests, Tests/Browser/https_site.py)
   python3               # tests: the local HTTPS server (FetchTests) and the outside client
   python3-venv          # the virtual environment for the authlib interoperability client
   # The fault test (tests/fault/run.sh) and the soak (bench/soak/run.sh); neither runs in scripts/test.

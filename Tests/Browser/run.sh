@@ -1,15 +1,20 @@
 #!/usr/bin/env bash
-# The browser journeys (Tests/Browser/journeys.py) against a running demo server: Debian's Chromium and
-# chromedriver (/usr/bin/chromium, /usr/bin/chromedriver; never a downloaded browser or driver), Selenium,
-# zxing-cpp (to read the enrolment page's QR code), numpy and Pillow from PyPI in the project's venv.
-#   Tests/Browser/run.sh DEV_JSON [ARTIFACTS_DIR] [MAIL_DIR]
-# Prints "journey NAME: ok" per passing journey; exits non-zero when one fails. Screenshots (390 px and
-# 1280 px wide) go to ARTIFACTS_DIR, by default .build/browser-artifacts/.
+# The browser journeys (Tests/Browser/journeys.py, then the console's, Tests/Browser/console_journeys.py)
+# against a running demo server: Debian's Chromium and chromedriver (/usr/bin/chromium, /usr/bin/chromedriver;
+# never a downloaded browser or driver), Selenium, zxing-cpp (to read the enrolment page's QR code), numpy
+# and Pillow from PyPI in the project's venv.
+#   Tests/Browser/run.sh DEV_JSON [ARTIFACTS_DIR] [MAIL_DIR] [SITE_JSON]
+# SITE_JSON is the ready file of the local HTTPS site (Tests/Browser/https_site.py) the demo server's
+# outbound fetches reach; without it the console journeys do not run. They skip themselves ("console
+# journeys: skipped (no console)") when the server has no console. Prints "journey NAME: ok" per passing
+# journey; exits non-zero when one fails. Screenshots (390 px and 1280 px wide) go to ARTIFACTS_DIR, by
+# default .build/browser-artifacts/.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 dev_json=$1
 artifacts=${2:-.build/browser-artifacts}
 mail_dir=${3:-}
+site_json=${4:-}
 for binary in /usr/bin/chromium /usr/bin/chromedriver; do
   [ -x "$binary" ] || { echo "browser journeys: $binary is missing (scripts/bootstrap.sh installs it)" >&2; exit 1; }
 done
@@ -20,4 +25,11 @@ rm -rf "$artifacts"
 mkdir -p "$artifacts"
 # Selenium Manager would try to download a driver; the Service names the system one, and this keeps it offline.
 export SE_OFFLINE=true
-exec "$venv/bin/python" Tests/Browser/journeys.py --dev-json "$dev_json" --artifacts "$artifacts" ${mail_dir:+--mail-dir "$mail_dir"}
+status=0
+"$venv/bin/python" Tests/Browser/journeys.py --dev-json "$dev_json" --artifacts "$artifacts" ${mail_dir:+--mail-dir "$mail_dir"} || status=$?
+if [ -n "$site_json" ]; then
+  "$venv/bin/python" Tests/Browser/console_journeys.py --dev-json "$dev_json" --site-json "$site_json" --artifacts "$artifacts" || status=$?
+else
+  echo "console journeys: not run (no SITE_JSON: the local HTTPS site is not running)"
+fi
+exit "$status"
