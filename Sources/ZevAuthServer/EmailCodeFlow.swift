@@ -95,9 +95,10 @@ struct EmailCodeFlow: Sendable {
             response.headers.set("Retry-After", String(seconds))
             return response
         }
+        // The account the flow was asked for, sent or not: the limits decide from its codes in the window now.
         let issued = try codes.issue(
             EmailCodes.Request(
-                userID: flow.userID, purpose: flow.purpose, browserBindingHash: flow.browserBindingHash,
+                userID: flow.requestedUserID, purpose: flow.purpose, browserBindingHash: flow.browserBindingHash,
                 authorizationRequestID: flow.authorizationRequestID, passwordHash: flow.passwordHash, newEmail: flow.newEmail,
                 newEmailKey: flow.newEmailKey), now: now)
         context.mail.kick()
