@@ -23,7 +23,7 @@ struct AccountHandlers: Sendable {
     }
 
     private static func formCSRF(binding: String, form: String) -> String {
-        Base64URL.encode(Crypto.hmacSHA256(key: Array(binding.utf8), message: Array("account-form:\(form)".utf8)))
+        AccountForms.csrf(secret: binding, label: "account-form:\(form)")
     }
 
     /// The CSRF check of a signed-out form: the token must be the HMAC under this browser's binding cookie.
@@ -153,7 +153,7 @@ struct AccountHandlers: Sendable {
 
     /// CSRF of signed-in forms: HMAC of a label under the browser session's own secret (an HttpOnly cookie).
     static func sessionCSRF(_ token: String) -> String {
-        Base64URL.encode(Crypto.hmacSHA256(key: Array(token.utf8), message: Array("account-csrf".utf8)))
+        AccountForms.csrf(secret: token, label: "account-csrf")
     }
 
     private func current(_ request: HTTPRequest) throws -> Current? {

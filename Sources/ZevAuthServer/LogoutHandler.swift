@@ -87,7 +87,7 @@ struct LogoutHandler: Sendable {
 
     /// The confirmation form's CSRF token: HMAC of a label under the browser binding secret.
     static func csrf(binding: String) -> String {
-        Base64URL.encode(Crypto.hmacSHA256(key: Array(binding.utf8), message: Array("oauth2-logout".utf8)))
+        AccountForms.csrf(secret: binding, label: "oauth2-logout")
     }
 
     private static func unreadable(_ request: HTTPRequest) -> HTTPResponse {
