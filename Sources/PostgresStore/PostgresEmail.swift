@@ -60,7 +60,7 @@ public struct PostgresEmail: Sendable, EmailCodeStore, EmailOutboxStore, Securit
 
     static let flowColumns = """
         id, user_id, purpose, browser_binding_hash, authorization_request_id, attempts, expires_at, end_reason, password_hash,
-        new_email, new_email_key, second_factor_at, completed_at
+        new_email, new_email_key, second_factor_at, completed_at, requested_user_id
         """
 
     static func flow(from row: PostgresRow) throws -> EmailCodeFlowRecord {
@@ -72,7 +72,7 @@ public struct PostgresEmail: Sendable, EmailCodeStore, EmailOutboxStore, Securit
             authorizationRequestID: row["authorization_request_id"], attempts: try row.int("attempts"),
             expiresAt: try row.date("expires_at"), endReason: row["end_reason"], passwordHash: row["password_hash"],
             newEmail: row["new_email"], newEmailKey: row["new_email_key"], secondFactorAt: try row.optionalDate("second_factor_at"),
-            completed: row["completed_at"] != nil)
+            completed: row["completed_at"] != nil, requestedUserID: row["requested_user_id"])
     }
 
     /// See `EmailCodeStore.issueCode`. The account's row is locked for the count, so two requests at once
@@ -104,13 +104,13 @@ public struct PostgresEmail: Sendable, EmailCodeStore, EmailOutboxStore, Securit
                 try connection.query(
                     """
                     INSERT INTO email_codes (id, user_id, purpose, browser_binding_hash, authorization_request_id, code_hash,
-                                             created_at, expires_at, password_hash, new_email, new_email_key)
-                    VALUES ($1, $2, $3, $4, $5, $6, to_timestamp($7::float8), to_timestamp($8::float8), $9, $10, $11)
+                                             created_at, expires_at, password_hash, new_email, new_email_key, requested_user_id)
+                    VALUES ($1, $2, $3, $4, $5, $6, to_timestamp($7::float8), to_timestamp($8::float8), $9, $10, $11, $12)
                     """,
                     [
                         issue.flowID, userID, issue.purpose.rawValue, issue.browserBindingHash, issue.authorizationRequestID,
                         issue.codeHash, SQLTime.parameter(now), SQLTime.parameter(issue.expiresAt), issue.passwordHash,
-                        issue.newEmail, issue.newEmailKey,
+                        issue.newEmail, issue.newEmailKey, issue.userID,
                     ])
                 guard let userID, let sealed = issue.codeSealed else { return issue.userID == nil ? .queued : .overLimit }
                 try Self.enqueue(

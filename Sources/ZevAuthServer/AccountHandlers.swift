@@ -23,7 +23,7 @@ struct AccountHandlers: Sendable {
     }
 
     private static func formCSRF(binding: String, form: String) -> String {
-        Base64URL.encode(Crypto.hmacSHA256(key: Array(binding.utf8), message: Array("account-form:\(form)".utf8)))
+        AccountForms.csrf(secret: binding, label: "account-form:\(form)")
     }
 
     /// The CSRF check of a signed-out form: the token must be the HMAC under this browser's binding cookie.
@@ -153,7 +153,7 @@ struct AccountHandlers: Sendable {
 
     /// CSRF of signed-in forms: HMAC of a label under the browser session's own secret (an HttpOnly cookie).
     static func sessionCSRF(_ token: String) -> String {
-        Base64URL.encode(Crypto.hmacSHA256(key: Array(token.utf8), message: Array("account-csrf".utf8)))
+        AccountForms.csrf(secret: token, label: "account-csrf")
     }
 
     private func current(_ request: HTTPRequest) throws -> Current? {
@@ -186,6 +186,25 @@ struct AccountHandlers: Sendable {
         guard let form = AccountForms.fields(request) else { return AccountForms.unreadableForm }
         guard AccountForms.csrfMatches(form["csrf"], current.csrf) else { return AccountForms.expiredForm }
         return try body(current, form)
+    }
+
+    /// The account's current password on a signed-in form, checked like a sign-in (rate-limited).
+    /// - Returns: nil when it is right; else the account page saying why (429 with `Retry-After` when over
+    ///   the limit, 401 with `wrong` when it does not match), `invalid` marking the field.
+    private func passwordRefused(
+        _ current: Current, _ password: String?, _ request: HTTPRequest, wrong: String = "The current password is incorrect.",
+        invalid: Set<String> = []
+    ) throws -> HTTPResponse? {
+        switch try security.checkPassword(email: current.user.email, password: password ?? "", request: request, account: current.user.id) {
+        case .limited(let seconds):
+            var response = try accountPage(current, error: RateLimiter.pageMessage(retryAfterSeconds: seconds), status: 429)
+            response.headers.set("Retry-After", String(seconds))
+            return response
+        case .wrong, .invalidEmail:
+            return try accountPage(current, error: wrong, invalid: invalid, status: 401)
+        case .ok:
+            return nil
+        }
     }
 
     /// `GET /account`: the account page, or the sign-in form.
@@ -230,18 +249,7 @@ struct AccountHandlers: Sendable {
     /// password (rate-limited like a sign-in); ends every session, then starts a fresh browser session here.
     func changePassword(_ request: HTTPRequest) throws -> HTTPResponse {
         try signedInForm(request) { current, form in
-            switch try security.checkPassword(
-                email: current.user.email, password: form["current_password"] ?? "", request: request, account: current.user.id)
-            {
-            case .limited(let seconds):
-                var response = try accountPage(current, error: RateLimiter.pageMessage(retryAfterSeconds: seconds), status: 429)
-                response.headers.set("Retry-After", String(seconds))
-                return response
-            case .wrong, .invalidEmail:
-                return try accountPage(current, error: "The current password is incorrect.", invalid: ["current"], status: 401)
-            case .ok:
-                break
-            }
+            if let refused = try passwordRefused(current, form["current_password"], request, invalid: ["current"]) { return refused }
             let newPassword: NewPassword
             switch NewPassword.parse(form["new_password"] ?? "") {
             case .failure(let problem):
@@ -259,18 +267,7 @@ struct AccountHandlers: Sendable {
     /// code to the new address and a notice to the old one (docs/protocol.md, "Changing the address").
     func changeEmail(_ request: HTTPRequest) throws -> HTTPResponse {
         try signedInForm(request) { current, form in
-            switch try security.checkPassword(
-                email: current.user.email, password: form["password"] ?? "", request: request, account: current.user.id)
-            {
-            case .limited(let seconds):
-                var response = try accountPage(current, error: RateLimiter.pageMessage(retryAfterSeconds: seconds), status: 429)
-                response.headers.set("Retry-After", String(seconds))
-                return response
-            case .wrong, .invalidEmail:
-                return try accountPage(current, error: "The current password is incorrect.", status: 401)
-            case .ok:
-                break
-            }
+            if let refused = try passwordRefused(current, form["password"], request) { return refused }
             guard
                 let page = try EmailCodeFlow(context: context).startEmailChange(
                     user: current.user, newEmail: form["new_email"] ?? "", request: request)
@@ -351,17 +348,11 @@ struct AccountHandlers: Sendable {
             let again = { (message: String, status: Int, invalid: Set<String>) throws -> HTTPResponse in
                 try accountPage(current, error: message, invalid: invalid, status: status)
             }
-            switch try security.checkPassword(
-                email: current.user.email, password: form["password"] ?? "", request: request, account: current.user.id)
+            if let refused = try passwordRefused(
+                current, form["password"], request, wrong: "The password is incorrect. Your account is still open.",
+                invalid: ["close-password"])
             {
-            case .limited(let seconds):
-                var response = try again(RateLimiter.pageMessage(retryAfterSeconds: seconds), 429, [])
-                response.headers.set("Retry-After", String(seconds))
-                return response
-            case .wrong, .invalidEmail:
-                return try again("The password is incorrect. Your account is still open.", 401, ["close-password"])
-            case .ok:
-                break
+                return refused
             }
             if try AccountOverview(store: ports.overview)(userID: current.user.id).totpEnabled {
                 switch try security.verifySecondFactor(userID: current.user.id, input: form["code"] ?? "") {

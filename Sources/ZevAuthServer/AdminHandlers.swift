@@ -3,7 +3,6 @@ import Crypto
 import Encoding
 import Foundation
 import HTTPServer
-import PostgresStore  // CallbackRecord, until the callbacks move to their own file
 
 /// Who is calling the admin API: the operator (the deployment) or an environment's secret key.
 /// Source: docs/protocol.md#admin-api.

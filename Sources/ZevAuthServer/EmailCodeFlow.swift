@@ -21,7 +21,7 @@ struct EmailCodeFlow: Sendable {
 
     /// The CSRF token of a flow's forms: HMAC of the flow id under this browser's binding secret.
     static func csrf(binding: String, flowID: String) -> String {
-        Base64URL.encode(Crypto.hmacSHA256(key: Array(binding.utf8), message: Array("email-code:\(flowID)".utf8)))
+        AccountForms.csrf(secret: binding, label: "email-code:\(flowID)")
     }
 
     /// The flow a request names, when it belongs to this browser, with the browser's binding.
@@ -95,9 +95,10 @@ struct EmailCodeFlow: Sendable {
             response.headers.set("Retry-After", String(seconds))
             return response
         }
+        // The account the flow was asked for, sent or not: the limits decide from its codes in the window now.
         let issued = try codes.issue(
             EmailCodes.Request(
-                userID: flow.userID, purpose: flow.purpose, browserBindingHash: flow.browserBindingHash,
+                userID: flow.requestedUserID, purpose: flow.purpose, browserBindingHash: flow.browserBindingHash,
                 authorizationRequestID: flow.authorizationRequestID, passwordHash: flow.passwordHash, newEmail: flow.newEmail,
                 newEmailKey: flow.newEmailKey), now: now)
         context.mail.kick()
@@ -236,7 +237,7 @@ struct EmailCodeFlow: Sendable {
     }
 
     private static func formCSRF(binding: String) -> String {
-        Base64URL.encode(Crypto.hmacSHA256(key: Array(binding.utf8), message: Array("account-form:reset".utf8)))
+        AccountForms.csrf(secret: binding, label: "account-form:reset")
     }
 
     /// `GET /account/reset[?request=…]`: "Forgot password?".

@@ -56,7 +56,8 @@ struct LogoutHandler: Sendable {
         switch decision {
         case .show(let error):
             if Wire.wantsJSON(request) { return Wire.error(error, wireCode: error.code.rawValue, description: error.description) }
-            return LogoutPages.problem(status: error.status, code: error.code.rawValue, message: error.description)
+            return Pages.error(
+                status: error.status, PersonFacingErrors.signOutProblem, code: error.code.rawValue, detail: error.description)
         case .proceed(let proceed):
             plan = proceed
         }
@@ -87,13 +88,13 @@ struct LogoutHandler: Sendable {
 
     /// The confirmation form's CSRF token: HMAC of a label under the browser binding secret.
     static func csrf(binding: String) -> String {
-        Base64URL.encode(Crypto.hmacSHA256(key: Array(binding.utf8), message: Array("oauth2-logout".utf8)))
+        AccountForms.csrf(secret: binding, label: "oauth2-logout")
     }
 
     private static func unreadable(_ request: HTTPRequest) -> HTTPResponse {
         let message = "The request could not be read: it holds a character no parameter accepts."
         if Wire.wantsJSON(request) { return Wire.error(OAuthError(.invalidRequest, message)) }
-        return LogoutPages.problem(status: 400, code: "invalid_request", message: message)
+        return Pages.error(status: 400, PersonFacingErrors.signOutProblem, code: "invalid_request", detail: message)
     }
 }
 
@@ -138,16 +139,5 @@ enum LogoutPages {
                 <p>Return to \(HTML.escape(appName)) to continue.</p>
                 <a class="button" href="\(HTML.escape(location))">Return to the app</a>
                 """, cookies: cookies)
-    }
-
-    /// A logout request that cannot be followed (an unregistered `post_logout_redirect_uri` among them).
-    static func problem(status: Int, code: String, message: String) -> HTTPResponse {
-        Pages.page(
-            title: "Sign-out problem",
-            body: """
-                <h1>This sign-out can't continue</h1>
-                <p class="error" role="alert">\(HTML.escape(message))</p>
-                <p class="muted">Error code: <code>\(HTML.escape(code))</code>. Return to the app and try again.</p>
-                """, status: status)
     }
 }

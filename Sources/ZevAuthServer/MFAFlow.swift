@@ -32,8 +32,7 @@ struct MFAFlow: Sendable {
             return .failure(Stop(Pages.error(status: 400, PersonFacingErrors.otherBrowser, code: "invalid_request")))
         case .success(let challenge):
             // `load` succeeded, so the browser sent its binding cookie.
-            let key = Array((binding ?? "").utf8)
-            let csrf = Base64URL.encode(Crypto.hmacSHA256(key: key, message: Array("mfa:\(challenge.id)".utf8)))
+            let csrf = AccountForms.csrf(secret: binding ?? "", label: "mfa:\(challenge.id)")
             return .success(Loaded(challenge: challenge, csrf: csrf))
         }
     }
@@ -115,6 +114,14 @@ enum AccountForms {
     /// One query parameter's decoded value.
     static func query(_ request: HTTPRequest, _ name: String) -> String? {
         (try? FormURLEncoding.decode(request.rawQuery ?? ""))?.first { $0.name == name }?.value
+    }
+
+    /// The one CSRF token formula of the hosted forms: base64url of HMAC-SHA256 of `label` under `secret`,
+    /// a value only this browser holds in an HttpOnly cookie (its binding secret, or its ZevID session
+    /// token), so a cross-site form cannot know it. Each form names its own label (`csrf:<pending id>`,
+    /// `account-form:signin`, `email-code:<flow id>`, …), so one form's token never fits another.
+    static func csrf(secret: String, label: String) -> String {
+        Base64URL.encode(Crypto.hmacSHA256(key: Array(secret.utf8), message: Array(label.utf8)))
     }
 
     /// Constant-time comparison of a submitted CSRF token with the expected one.

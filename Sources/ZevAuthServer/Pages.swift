@@ -218,10 +218,4 @@ enum Pages {
     static func error(status: Int, code: OAuthErrorCode, wireCode: String, description: String) -> HTTPResponse {
         error(status: status, PersonFacingErrors.explanation(for: code), code: wireCode, detail: description)
     }
-
-    /// An error page whose `message` is already a sentence for the person (what happened); the advice is
-    /// the table's for `code`'s fallback. Prefer `error(status:_:code:detail:back:)` with a named situation.
-    static func error(status: Int, code: String, message: String) -> HTTPResponse {
-        error(status: status, PersonFacingError(headline: message, advice: PersonFacingErrors.fallback.advice), code: code)
-    }
 }

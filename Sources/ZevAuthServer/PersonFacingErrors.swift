@@ -102,6 +102,9 @@ enum PersonFacingErrors {
     /// The form body did not decode.
     static let unreadableForm = PersonFacingError(
         headline: "The form could not be read: it holds a character no field accepts.", advice: "Go back and try again.")
+    /// A logout request that cannot be followed (an unregistered `post_logout_redirect_uri` among them).
+    static let signOutProblem = PersonFacingError(
+        headline: "This sign-out can't continue.", advice: "Go back to the app and try again.")
     /// A consent form without a decision.
     static let noDecision = PersonFacingError(
         headline: "We didn't get your choice.", advice: "Go back and choose Continue or Cancel.")

@@ -37,7 +37,7 @@ public struct AccountsPorts: Sendable {
     /// The security notices queued for accounts' addresses (docs/protocol.md, "Security notices").
     public var notices: any SecurityNotices = UnconfiguredEmail()
     /// `ResetMFA` (the operator's MFA reset); `StoreUnavailable` until a store is given.
-    public var mfaReset: any ResetMFAStore = UnconfiguredMFAReset()
+    public var mfaReset: any ResetMFAStore = UnconfiguredAccounts()
     /// `EmailCodes` (issuing and entering emailed codes).
     public var emailCodes: any EmailCodeStore = UnconfiguredEmail()
     /// The email flows (sign-up, verification, reset, address change) beyond the codes.
@@ -100,8 +100,9 @@ public typealias AllAccountStores = CreateUserStore & AccountSignInStore & Brows
     & AccountOverviewStore & ChangePasswordStore & SignOutStore & SignOutEverywhereStore & RemoveConnectedAppStore
     & TOTPEnrolmentStore & SecondFactorStore & MFAChallengeStore & CloseUserStore & FindUserStore
 
-/// The ports of a context built without accounts: every call is `StoreUnavailable`.
-struct UnconfiguredAccounts: AllAccountStores {
+/// The ports of a context built without accounts (the operator's MFA reset among them): every call is
+/// `StoreUnavailable`.
+struct UnconfiguredAccounts: AllAccountStores, ResetMFAStore {
     private func unavailable() -> StoreUnavailable { StoreUnavailable(reason: "accounts_not_configured") }
     func createUser(email: EmailAddress, name: DisplayName, passwordHash: String, now: Date) throws -> UserRecord { throw unavailable() }
     func user(emailKey: String) throws -> UserRecord? { throw unavailable() }
@@ -127,13 +128,7 @@ struct UnconfiguredAccounts: AllAccountStores {
     func mfaChallenge(id: String) throws -> MFAChallengeRecord? { throw unavailable() }
     func completeMFAChallenge(id: String, browserSessionTokenHash: String, now: Date) throws -> String? { throw unavailable() }
     func closeUser(id: String, now: Date) throws -> (UserRecord, Date)? { throw unavailable() }
-}
-
-/// The MFA reset of a context built without accounts: `StoreUnavailable`.
-struct UnconfiguredMFAReset: ResetMFAStore {
-    func resetMFA(userID: String, now: Date) throws -> (user: UserRecord, hadFactor: Bool)? {
-        throw StoreUnavailable(reason: "accounts_not_configured")
-    }
+    func resetMFA(userID: String, now: Date) throws -> (user: UserRecord, hadFactor: Bool)? { throw unavailable() }
 }
 
 /// The email ports of a context built without them: queuing a notice does nothing (a fake's context has

@@ -17,7 +17,7 @@ extension Routes {
         add("POST", "/account/totp/start") { request, _ in try accounts.startTOTP(request) }
         add("POST", "/account/totp/confirm") { request, _ in try accounts.confirmTOTP(request) }
         add("POST", "/account/close") { request, _ in try accounts.closeAccount(request) }
-        registerEmailFlows()
+        registerEmailFlows(accounts: accounts)
         add("GET", MFAFlow.path) { request, _ in try mfa.page(request) }
         add("POST", MFAFlow.path) { request, _ in try mfa.submit(request) }
         add("POST", "/v1/admin/users/{id}/close") { request, parameters in try accounts.closeUser(request, id: parameters["id"] ?? "") }
@@ -29,9 +29,8 @@ extension Routes {
 
 extension Routes {
     /// The email flows: the code page, "Forgot password?" and the address change (docs/protocol.md, "Email codes").
-    mutating func registerEmailFlows() {
+    mutating func registerEmailFlows(accounts: AccountHandlers) {
         let flow = EmailCodeFlow(context: context)
-        let accounts = AccountHandlers(context: context)
         add("GET", "/account/code") { request, _ in try flow.page(request) }
         add("POST", "/account/code") { request, _ in try flow.submit(request) }
         add("POST", "/account/code/resend") { request, _ in try flow.resend(request) }

@@ -269,7 +269,7 @@ struct SignInFlow: Sendable {
         let binding = context.cookie(.binding, in: request) ?? ""
         // CSRF token: HMAC of the pending sign-in's id under the browser's binding secret, which only
         // this browser holds (it is an HttpOnly cookie), so a cross-site form cannot know it.
-        let csrf = Base64URL.encode(Crypto.hmacSHA256(key: Array(binding.utf8), message: Array("csrf:\(record.id)".utf8)))
+        let csrf = AccountForms.csrf(secret: binding, label: "csrf:\(record.id)")
         return .ok(Pending(record: record, environment: environment, csrf: csrf))
     }
 

@@ -12,7 +12,6 @@ password or key.
     python Tests/Interop/authlib_client.py --dev-json .zevauth/dev.json
 """
 import argparse
-import html.parser
 import json
 import sys
 import urllib.parse
@@ -22,24 +21,9 @@ from authlib.common.security import generate_token
 from authlib.integrations.base_client.errors import OAuthError
 from authlib.integrations.requests_client import OAuth2Session
 
+from pages import hidden_fields
+
 REDIRECT_URI = "http://127.0.0.1:54321/callback"  # matches the demo's loopback callback on any port
-
-
-class HiddenFields(html.parser.HTMLParser):
-    def __init__(self):
-        super().__init__()
-        self.fields = {}
-
-    def handle_starttag(self, tag, attrs):
-        attributes = dict(attrs)
-        if tag == "input" and attributes.get("type") == "hidden" and attributes.get("name"):
-            self.fields[attributes["name"]] = attributes.get("value") or ""
-
-
-def hidden_fields(page):
-    parser = HiddenFields()
-    parser.feed(page)
-    return parser.fields
 
 
 def fail(step, detail):

@@ -23,7 +23,6 @@ other failure exits 1. Never prints a token, code, verifier, password or key.
 import argparse
 import base64
 import hashlib
-import html.parser
 import json
 import secrets
 import sys
@@ -33,27 +32,12 @@ import warnings
 
 import requests
 
+from pages import hidden_fields
+
 warnings.filterwarnings("ignore", message="authlib.jose module is deprecated")
 
 REDIRECT_URI = "http://127.0.0.1:54321/callback"  # the demo's loopback callback, any port
 PREFIX = "openid clients:"
-
-
-class HiddenFields(html.parser.HTMLParser):
-    def __init__(self):
-        super().__init__()
-        self.fields = {}
-
-    def handle_starttag(self, tag, attrs):
-        attributes = dict(attrs)
-        if tag == "input" and attributes.get("type") == "hidden" and attributes.get("name"):
-            self.fields[attributes["name"]] = attributes.get("value") or ""
-
-
-def hidden_fields(page):
-    parser = HiddenFields()
-    parser.feed(page)
-    return parser.fields
 
 
 def fail(step, detail=""):

@@ -159,6 +159,9 @@ import ZevAuthTesting
             #expect(answer.header("location") == nil)
             #expect(!answer.text.contains(uri))
             #expect(answer.text.contains("redirect_uri_mismatch"))
+            // The shared error page: what happened and what to do, the detail in the developer disclosure.
+            #expect(answer.text.contains("<h1>This sign-out can&#39;t continue.</h1>"))
+            #expect(answer.text.contains("Details for the app's developer"))
         }
         // Production refuses a loopback as it refuses it as a redirect URI.
         let production = try world.logout(

@@ -116,6 +116,10 @@ import ZevAuthTesting
             "SELECT (SELECT count(*) FROM totp_factors WHERE user_id = $1) + (SELECT count(*) FROM recovery_codes WHERE user_id = $1) AS n",
             [fixture.userID])
         #expect(try left.first?.string("n") == "0")
+        // The account is told, without a code (docs/protocol.md#mfa-reset).
+        let told = try Mailbox.wait(for: fixture.email, count: 3)
+        let notice = try #require(told.first { $0.header("Subject") == "Two-step verification was turned off" })
+        #expect(notice.code == nil)
         // The next sign-in asks for the password only.
         let (_, afterPassword) = try TOTPSignInTests.passwordStep(server, fixture)
         #expect(afterPassword.header("location")?.hasPrefix("/v1/auth/zevid/consent") == true)

@@ -114,12 +114,15 @@ public struct EmailCodeFlowRecord: Sendable, Equatable {
     /// When the second factor was given after the code (a reset of an account with MFA).
     public let secondFactorAt: Date?
     public let completed: Bool
+    /// The account the flow was requested for, also when nothing was sent (over the limits): "Send a new
+    /// code" asks again for it, and the limits decide from the window then (docs/protocol.md, "Email codes").
+    public let requestedUserID: String?
 
     /// Creates a record (the store reads them; tests build them).
     public init(
         id: String, userID: String?, purpose: EmailCodePurpose, browserBindingHash: String, authorizationRequestID: String?,
         attempts: Int, expiresAt: Date, endReason: String?, passwordHash: String?, newEmail: String?, newEmailKey: String?,
-        secondFactorAt: Date?, completed: Bool
+        secondFactorAt: Date?, completed: Bool, requestedUserID: String? = nil
     ) {
         self.id = id
         self.userID = userID
@@ -134,6 +137,7 @@ public struct EmailCodeFlowRecord: Sendable, Equatable {
         self.newEmailKey = newEmailKey
         self.secondFactorAt = secondFactorAt
         self.completed = completed
+        self.requestedUserID = requestedUserID ?? userID
     }
 
     /// Whether the code was entered correctly and the flow has time left for its next steps.
