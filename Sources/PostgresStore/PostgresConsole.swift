@@ -19,7 +19,7 @@ public struct PostgresConsole: ConsoleSessionStore {
             _ = try pool.query(
                 """
                 INSERT INTO console_sessions (id_hash, user_id, created_at, last_seen_at, auth_time)
-                VALUES ($1, $2::uuid, $3::timestamptz, $4::timestamptz, $5::timestamptz)
+                VALUES ($1, $2::uuid, to_timestamp($3::float8), to_timestamp($4::float8), to_timestamp($5::float8))
                 """,
                 [
                     session.idHash, session.userID, SQLTime.parameter(session.createdAt), SQLTime.parameter(session.lastSeenAt),
@@ -48,7 +48,7 @@ public struct PostgresConsole: ConsoleSessionStore {
     public func touchConsoleSession(idHash: String, now: Date) throws {
         try PostgresEdge.run {
             _ = try pool.query(
-                "UPDATE console_sessions SET last_seen_at = $2::timestamptz WHERE id_hash = $1", [idHash, SQLTime.parameter(now)])
+                "UPDATE console_sessions SET last_seen_at = to_timestamp($2::float8) WHERE id_hash = $1", [idHash, SQLTime.parameter(now)])
         }
     }
 
