@@ -491,4 +491,36 @@ import ZevAuthTesting
         #expect(css.status == 200 && css.header("content-type")?.hasPrefix("text/css") == true)
         #expect(try console.browser.get("/console/static/console.js").status == 200)
     }
+
+    @Test func badInputsAreRefusedWithASentenceNeverA500() throws {
+        let clock = ManualClock()
+        let server = try TestServer(live: true, clock: clock)
+        let fixture = try Fixture.make(store: server.store, name: "Console Bad Input")
+        let operatorAccount = try Self.account(server)
+        try Self.markOperator(operatorAccount.id)
+        var console = Console(server, email: operatorAccount.email, password: operatorAccount.password)
+        try console.signIn()
+        try console.enrolTOTP()
+        let dev = "/console/projects/\(fixture.projectID)/development"
+        let junk = "\u{202E}<script>'\"%00"
+        let posts: [(String, [(String, String)])] = [
+            (dev + "/domains", [("domain", junk)]), (dev + "/domains/not..a..domain/verify", []), (dev + "/callbacks", [("uri", junk)]),
+            (dev + "/callbacks/not-a-uuid/delete", []), (dev + "/apps", [("platform", "ios"), ("bundleId", junk), ("teamId", "x")]),
+            (dev + "/apps", [("platform", "android"), ("packageName", "com.bad.app"), ("fingerprints", "AB:CD\n" + junk)]),
+            (dev + "/apps", [("platform", junk)]), (dev + "/apps/not-a-uuid/check", []), (dev + "/apps/not-a-uuid/remove", []),
+            (dev + "/sessions", [("sessionMaxAgeDays", junk)]), (dev + "/keys/not-a-uuid/revoke", []),
+            ("/console/projects", [("name", "")]), ("/console/accounts", [("q", junk)]), ("/console/accounts/not-a-uuid/close", []),
+            ("/console/projects/not-a-uuid/development/domains", [("domain", "a.example")]),
+            (dev.replacingOccurrences(of: "/development", with: "/staging") + "/domains", [("domain", "a.example")]),
+        ]
+        for (path, fields) in posts {
+            let answer = try console.browser.postForm(path, [("csrf", try console.csrf())] + fields)
+            #expect([303, 400, 404].contains(answer.status), "\(path): \(answer.status)")
+            #expect(!answer.text.contains("<script>'"), "\(path) echoed its input unescaped")
+        }
+        for path in ["/console/projects/not-a-uuid/development/apps", dev.replacingOccurrences(of: "/development", with: "/x") + "/keys"] {
+            #expect(try console.browser.get(path).status == 404)
+        }
+        #expect(server.serverFailureLines.isEmpty, "\(server.serverFailureLines)")
+    }
 }
