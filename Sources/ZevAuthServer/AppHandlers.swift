@@ -225,7 +225,7 @@ struct AppHandlers: Sendable {
     /// one of the instance's outbound slots (`OutboundSlots`).
     /// - Returns: false when no slot was free; the scheduler then checks within its next round.
     @discardableResult
-    private func checkNow(environmentID: String) throws -> Bool {
+    func checkNow(environmentID: String) throws -> Bool {
         let ran: Bool? = try context.outboundSlots.withSlot(environmentID: environmentID) {
             try checker.checkEnvironment(environmentID)
             return true

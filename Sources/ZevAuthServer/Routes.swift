@@ -27,7 +27,8 @@ struct Routes {
     /// factor and account pages, and the starts that lead to them), whose unexpected errors are pages.
     static func isPage(_ pattern: String) -> Bool {
         pattern == "/oauth2/authorize" || pattern == "/account" || pattern.hasPrefix("/account/")
-            || pattern.hasPrefix("/v1/auth/zevid/") || pattern == LogoutHandler.path
+            || pattern.hasPrefix("/v1/auth/zevid/") || pattern == LogoutHandler.path || pattern == "/console"
+            || pattern.hasPrefix("/console/")
     }
 
     // MARK: Where slow handlers run (docs/decisions.md, "Slow work leaves the HTTP workers")
@@ -52,6 +53,10 @@ struct Routes {
         "PATCH /v1/admin/apps/{id}",
         "POST /v1/admin/apps/{id}/check",
         "POST /v1/admin/domains/{domain}/verify",
+        // The console's buttons that run the same fetches.
+        "POST /console/projects/{id}/{env}/apps",
+        "POST /console/projects/{id}/{env}/apps/{app}/check",
+        "POST /console/projects/{id}/{env}/domains/{domain}/verify",
     ]
 
     /// The routes that never wait on PostgreSQL (or anything else): they run on the HTTP worker that read
@@ -61,6 +66,8 @@ struct Routes {
     static let inlineRoutes: Set<String> = [
         "GET /healthz",
         "GET " + Pages.stylesheetPath,
+        "GET " + ConsolePages.stylesheetPath,
+        "GET " + ConsolePages.scriptPath,
     ]
 
     /// Where the handler of `method` `pattern` runs: the tables above; every other route on the database

@@ -30,7 +30,8 @@ struct SignInFlow: Sendable {
         // the environment's session maximum age (docs/protocol.md#browser-recognised). Both are decided
         // inside the one statement that records the pending sign-in.
         let presented = context.cookie(.binding, in: request).flatMap { BrowserBinding.hasShape($0) ? $0 : nil }
-        let outcome = try Start(store: context.roundTrip.start, secrets: context.secrets)(
+        let startStore = ConsoleStartStore(base: context.roundTrip.start, issuer: context.configuration.issuer)
+        let outcome = try Start(store: startStore, secrets: context.secrets)(
             rawQuery: request.rawQuery ?? "", standardEndpoint: standardEndpoint, presentedBinding: presented,
             browserSessionToken: context.cookie(.session, in: request), bindingLifetimeSeconds: BrowserBinding.lifetimeSeconds,
             lifetimeSeconds: Self.pendingLifetimeSeconds, now: context.clock.now())
@@ -40,9 +41,11 @@ struct SignInFlow: Sendable {
             return show(error, request, surface: surface)
         case .refused(.redirect(let error, let to, let state), let appName):
             // prompt=none: never a page once the redirect URI is trusted, "Return to the app" included.
+            // The console is no app: its callback is this server's own page, never held for a gesture.
+            let console = AccountForms.query(request, "client_id") == ConsoleClient.clientID
             return redirectError(
-                error, to: to, state: state, appName: appName ?? "the app", heldForGesture: !Self.asksNoInteraction(request),
-                surface: surface)
+                error, to: to, state: state, appName: appName ?? "the app",
+                heldForGesture: !Self.asksNoInteraction(request) && !console, surface: surface)
         case .refused(.proceed, _):
             throw ServerFailure.inconsistent("start refused a request that passed its checks")
         case .recorded(let recorded, let binding, let validated):
@@ -155,6 +158,11 @@ struct SignInFlow: Sendable {
         }
         guard let session = try authenticatedSession(pending, request) else {
             return Wire.seeOther("/v1/auth/zevid/signin?request=\(pending.record.id)")
+        }
+        // The console is the deployment's own first-party client: no consent, no "Return to the app" page
+        // (docs/console.md, "Signing in").
+        if pending.environment.publishableKey == ConsoleClient.clientID {
+            return try issueCode(pending, session: session, held: false)
         }
         // prompt=consent always asks (OpenID Connect Core §3.1.2.1).
         if pending.record.redirect.kind == .link, !pending.record.promptConsent,
@@ -320,4 +328,25 @@ enum ServerFailure: Error, CustomStringConvertible {
         case .inconsistent(let what): "The stored data is inconsistent: \(what)."
         }
     }
+}
+
+/// The start's client lookup with the console added (docs/console.md, "Signing in"): the client `console`
+/// is the deployment-owned environment of sql/019, and its one redirect URI is `ISSUER/console/callback`,
+/// taken from the configuration rather than a callback row, and counted as a verified link (the issuer's
+/// own origin needs no association file).
+struct ConsoleStartStore: StartStore {
+    let base: any StartStore
+    let issuer: String
+
+    func startClient(publishableKey: String) throws -> StartClient? {
+        guard let found = try base.startClient(publishableKey: publishableKey) else { return nil }
+        guard publishableKey == ConsoleClient.clientID else { return found }
+        guard case .success(let callback) = RedirectURI.parse(ConsoleClient.callbackURI(issuer: issuer)) else { return nil }
+        let client = ClientEnvironment(
+            environmentID: found.client.environmentID, kind: found.client.kind, appName: found.client.appName,
+            registeredRedirects: [RegisteredRedirect(uri: callback, linkVerified: true)])
+        return StartClient(client: client, sessionMaxAgeDays: found.sessionMaxAgeDays)
+    }
+
+    func recordPendingSignIn(_ pending: PendingSignIn) throws -> RecordedSignIn { try base.recordPendingSignIn(pending) }
 }

@@ -105,6 +105,7 @@ public struct ZevAuthApp: HTTPHandler {
         self.context = context
         var routes = Routes(context: context)
         routes.registerRoundTrip()
+        routes.registerConsole()
         routes.registerAssociation()
         routes.registerSessions()
         routes.registerAccounts()
