@@ -12,9 +12,9 @@ struct ConsoleSession {
     let token: String
     let email: String
     var userID: String { record.userID }
-    /// CSRF of the console's forms: HMAC of a label under the session's own secret (an HttpOnly cookie),
-    /// so a cross-site form cannot know it.
-    var csrf: String { Base64URL.encode(Crypto.hmacSHA256(key: Array(token.utf8), message: Array("console-csrf".utf8))) }
+    /// CSRF of the console's forms: the hosted forms' one formula under the session's own secret (an
+    /// HttpOnly cookie), so a cross-site form cannot know it.
+    var csrf: String { AccountForms.csrf(secret: token, label: "console-csrf") }
 }
 
 /// The console's sign-in through this server's own OpenID sign-in (docs/console.md, "Signing in"): the
