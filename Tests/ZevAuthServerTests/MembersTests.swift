@@ -125,6 +125,11 @@ import ZevAuthTesting
         #expect(noEmail.status == 400)
         #expect((noEmail.json["error_description"] as? String)?.hasPrefix("email ") == true)
         #expect(try call(server, "POST", path, token: token, json: ["email": "not an address", "role": "admin"]).status == 400)
+        // A closed account is no account to add.
+        let closed = try account(server)
+        try TestDatabase.pool.query("UPDATE users SET closed_at = now() WHERE id = $1", [closed.id])
+        #expect(try call(server, "POST", path, token: token, json: ["email": closed.email, "role": "viewer"]).status == 404)
+        #expect(try call(server, "POST", "/v1/admin/operators", token: token, json: ["email": closed.email]).status == 404)
         #expect(try roles(projectID: fixture.projectID).isEmpty)
 
         #expect(try call(server, "POST", path, token: token, json: ["email": owner.email, "role": "owner"]).status == 201)
