@@ -1,6 +1,6 @@
 -- 016: project members and operators (docs/console.md, "Roles", "Members"). A member has one role per
 -- project; an operator is an account the operator token marked. A project always keeps at least one owner:
--- the statements that change members check it in the same statement (docs/console.md, "Members").
+-- each change of members decides it under a lock on the project's row (docs/console.md, "Members").
 CREATE TABLE project_members (
     project_id  uuid NOT NULL REFERENCES projects (id) ON DELETE CASCADE,
     user_id     uuid NOT NULL REFERENCES users (id) ON DELETE CASCADE,

@@ -37,7 +37,12 @@ public struct AdminCLI {
     // MARK: The command table
 
     /// Which credential a call needs.
-    enum Credential: String { case `operator` = "operator token", secretKey = "secret key" }
+    enum Credential: String {
+        case `operator` = "operator token"
+        case secretKey = "secret key"
+        /// The operator token or a secret key of the project named (members): the secret key when both are set.
+        case either = "operator token or the project's secret key"
+    }
 
     /// A flag of one command: `--name VALUE`, repeatable when `repeats`.
     struct Option {
@@ -92,6 +97,10 @@ public struct AdminCLI {
             let pairs = [("cursor", value("--cursor")), ("limit", value("--limit"))].compactMap { name, value in value.map { (name, $0) } }
             return pairs.isEmpty ? "" : "?" + FormURLEncoding.encode(pairs)
         }
+        /// `/v1/admin/projects/{id}/members` for `--project-id`, the id as one path segment.
+        func membersPath() throws(UsageError) -> String {
+            "/v1/admin/projects/\(FormURLEncoding.percentEncodeUnreserved(try required("--project-id")))/members"
+        }
         /// The operand as given, for a request body and for what the CLI prints.
         var id: String { operand ?? "" }
         /// The operand as one RFC 3986 path segment (§3.3): every byte but the unreserved characters
@@ -99,6 +108,9 @@ public struct AdminCLI {
         /// own 400 or 404 sentence.
         var pathID: String { FormURLEncoding.percentEncodeUnreserved(id) }
     }
+
+    /// `--project-id ID` of the members commands.
+    static let projectOption = Option(name: "--project-id", placeholder: "ID")
 
     static let pagingOptions = [
         Option(name: "--limit", placeholder: "N", required: false), Option(name: "--cursor", placeholder: "CURSOR", required: false),
@@ -114,10 +126,16 @@ public struct AdminCLI {
     static var commands: [Command] {
         [
             Command(
-                words: ["project", "create"], options: [Option(name: "--name", placeholder: "NAME")], credential: .operator,
-                summary: "create a project and print both environments' keys; the secret keys are shown only now"
+                words: ["project", "create"],
+                options: [
+                    Option(name: "--name", placeholder: "NAME"), Option(name: "--owner-email", placeholder: "EMAIL", required: false),
+                ],
+                credential: .operator,
+                summary: "create a project and print both environments' keys (shown only now); --owner-email names its first owner"
             ) { invocation throws(UsageError) in
-                Call(method: .post, path: "/v1/admin/projects", body: ["name": try invocation.required("--name")], render: Render.project)
+                var body: [String: Any] = ["name": try invocation.required("--name")]
+                if let owner = invocation.value("--owner-email") { body["ownerEmail"] = owner }
+                return Call(method: .post, path: "/v1/admin/projects", body: body, render: Render.project)
             },
             Command(
                 words: ["project", "list"], options: pagingOptions, credential: .operator, summary: "list the deployment's projects"
@@ -149,6 +167,51 @@ public struct AdminCLI {
                 words: ["user", "close"], operand: "USER_ID", credential: .operator, summary: "close an account and end all its sessions"
             ) { invocation in
                 Call(method: .post, path: "/v1/admin/users/\(invocation.pathID)/close", body: [:], render: Render.object)
+            },
+            Command(
+                words: ["members", "list"], options: [projectOption] + pagingOptions, credential: .either,
+                summary: "list a project's members and their roles"
+            ) { invocation throws(UsageError) in
+                Call(method: .get, path: try invocation.membersPath() + invocation.paging, render: Render.members)
+            },
+            Command(
+                words: ["members", "add"],
+                options: [projectOption, Option(name: "--email", placeholder: "EMAIL"), Option(name: "--role", placeholder: "ROLE")],
+                credential: .either, summary: "add an account to a project as owner, admin or viewer"
+            ) { invocation throws(UsageError) in
+                Call(
+                    method: .post, path: try invocation.membersPath(),
+                    body: ["email": try invocation.required("--email"), "role": try invocation.required("--role")], render: Render.member)
+            },
+            Command(
+                words: ["members", "set-role"], operand: "USER_ID", options: [projectOption, Option(name: "--role", placeholder: "ROLE")],
+                credential: .either, summary: "change a member's role (a project keeps at least one owner)"
+            ) { invocation throws(UsageError) in
+                Call(
+                    method: .patch, path: try invocation.membersPath() + "/\(invocation.pathID)",
+                    body: ["role": try invocation.required("--role")], render: Render.member)
+            },
+            Command(
+                words: ["members", "remove"], operand: "USER_ID", options: [projectOption], credential: .either,
+                summary: "remove a member (a project keeps at least one owner)"
+            ) { invocation throws(UsageError) in
+                Call(
+                    method: .delete, path: try invocation.membersPath() + "/\(invocation.pathID)",
+                    render: { _ in "removed member \(invocation.id)" })
+            },
+            Command(
+                words: ["operators", "add"], options: [Option(name: "--email", placeholder: "EMAIL")], credential: .operator,
+                summary: "mark an account an operator"
+            ) { invocation throws(UsageError) in
+                Call(
+                    method: .post, path: "/v1/admin/operators", body: ["email": try invocation.required("--email")],
+                    render: { "operator \(Render.text($0["userId"]))  \(Render.text($0["email"]))" })
+            },
+            Command(words: ["operators", "remove"], operand: "USER_ID", credential: .operator, summary: "remove an operator's mark") {
+                invocation in
+                Call(
+                    method: .delete, path: "/v1/admin/operators/\(invocation.pathID)",
+                    render: { _ in "removed operator \(invocation.id)" })
             },
             Command(
                 words: ["domain", "add"], operand: "DOMAIN", credential: .secretKey,
@@ -466,9 +529,14 @@ public struct AdminCLI {
         let secretKey = flags.one("--secret-key") ?? environment["ZEVAUTH_SECRET_KEY"]
         // An operator command never falls back to a secret key (with one, `domain verify` would fetch the
         // token instead of marking the domain); a secret-key command shows the server's 403 for the operator's.
-        let credential = preferred == .operator ? operatorToken : (secretKey ?? operatorToken)
+        let credential = preferred == .operator ? operatorToken : (secretKey ?? operatorToken)  // `.either` as `.secretKey`
         guard let credential, !credential.isEmpty else {
-            let wanted = preferred == .operator ? "--operator-token or ZEVAUTH_OPERATOR_TOKEN" : "--secret-key or ZEVAUTH_SECRET_KEY"
+            let wanted: String
+            switch preferred {
+            case .operator: wanted = "--operator-token or ZEVAUTH_OPERATOR_TOKEN"
+            case .secretKey: wanted = "--secret-key or ZEVAUTH_SECRET_KEY"
+            case .either: wanted = "--secret-key (ZEVAUTH_SECRET_KEY) or --operator-token (ZEVAUTH_OPERATOR_TOKEN)"
+            }
             writeError("zevauth: this command needs \(wanted).")
             return 2
         }
@@ -599,6 +667,19 @@ enum Render {
                 ("DEVELOPMENT KEY", { text(($0["development"] as? [String: Any])?["publishableKey"]) }),
                 ("PRODUCTION KEY", { text(($0["production"] as? [String: Any])?["publishableKey"]) }),
             ])
+    }
+
+    static func members(_ json: [String: Any]) -> String {
+        list(
+            json, empty: "no members",
+            [
+                ("USER ID", field("userId")), ("EMAIL", field("email")), ("NAME", field("name")), ("ROLE", field("role")),
+                ("ADDED AT", field("addedAt")),
+            ])
+    }
+
+    static func member(_ json: [String: Any]) -> String {
+        "member \(text(json["userId"]))  \(text(json["email"]))  \(text(json["role"]))"
     }
 
     static func users(_ json: [String: Any]) -> String {

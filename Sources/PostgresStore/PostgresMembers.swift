@@ -2,7 +2,8 @@ import Authorize
 import Foundation
 import Postgres
 
-/// Project members and operators (sql/016_members.sql; docs/console.md, "Roles", "Members").
+/// Project members and operators (sql/016_members.sql; docs/console.md, "Roles", "Members"): the reads the
+/// permission rule needs, and the writes of `ProjectMembers`, each with its audit row in its transaction.
 public struct PostgresMembers: MembershipLookup {
     let pool: PostgresPool
 
@@ -39,6 +40,175 @@ public struct PostgresMembers: MembershipLookup {
             ).rows.compactMap { row -> Membership? in
                 guard let role = ProjectRole(wire: try row.string("role")) else { return nil }
                 return Membership(projectID: try row.string("project_id"), projectName: try row.string("name"), role: role)
+            }
+        }
+    }
+}
+
+// MARK: Writes
+
+extension PostgresMembers: ProjectMemberStore {
+    /// The columns `member(from:)` reads, over the aliases `m` (project_members) and `u` (users).
+    static let memberColumns = "m.user_id, u.email, u.name, m.role, m.added_at"
+
+    static func member(from row: PostgresRow) throws -> ProjectMember {
+        guard let role = ProjectRole(wire: try row.string("role")) else {
+            throw PostgresError(kind: .query, message: "column \"role\" holds an unknown role")
+        }
+        return ProjectMember(
+            userID: try row.string("user_id"), email: try row.string("email"), name: try row.string("name"), role: role,
+            addedAt: try row.date("added_at"))
+    }
+
+    /// Locks the project's row (`FOR NO KEY UPDATE`: rows that merely reference the project are not held
+    /// up), so changes of one project's members run one after another; each statement after it reads what
+    /// the previous change committed (READ COMMITTED takes a snapshot per statement).
+    /// - Returns: whether the project exists.
+    static func lockProject(_ projectID: String, on connection: PostgresConnection) throws -> Bool {
+        try connection.query("SELECT id FROM projects WHERE id = $1::uuid FOR NO KEY UPDATE", [projectID]).first != nil
+    }
+
+    /// Inserts a membership of an open account and its audit row, inside the caller's transaction.
+    /// - Throws: `MemberRefusal.noAccount` (no open account has the id), `.alreadyMember`; `PostgresError`.
+    static func insertMember(
+        projectID: String, userID: String, role: ProjectRole, audit: AuditEntry, on connection: PostgresConnection
+    ) throws -> ProjectMember {
+        let inserted = try connection.query(
+            """
+            WITH m AS (
+                INSERT INTO project_members (project_id, user_id, role, added_at)
+                SELECT $1::uuid, u.id, $3, to_timestamp($4::float8) FROM users u WHERE u.id = $2::uuid AND u.closed_at IS NULL
+                ON CONFLICT (project_id, user_id) DO NOTHING
+                RETURNING user_id, role, added_at
+            )
+            SELECT \(memberColumns) FROM m JOIN users u ON u.id = m.user_id
+            """, [projectID, userID, role.rawValue, SQLTime.parameter(audit.at)])
+        guard let row = inserted.first else {
+            let existing = try connection.query(
+                "SELECT 1 FROM project_members WHERE project_id = $1::uuid AND user_id = $2::uuid", [projectID, userID])
+            throw existing.first == nil ? MemberRefusal.noAccount : MemberRefusal.alreadyMember
+        }
+        try AuditRows.insert(audit, on: connection)
+        return try member(from: row)
+    }
+
+    /// - Throws: `StoreUnavailable`.
+    public func projectExists(projectID: String) throws -> Bool {
+        guard UUID(uuidString: projectID) != nil else { return false }
+        return try PostgresEdge.run { try pool.query("SELECT 1 FROM projects WHERE id = $1::uuid", [projectID]).first != nil }
+    }
+
+    /// - Throws: `StoreUnavailable`.
+    public func openAccountID(emailKey: String) throws -> String? {
+        try PostgresEdge.run {
+            try pool.query("SELECT id FROM users WHERE email_normalized = $1 AND closed_at IS NULL", [emailKey]).first?.string("id")
+        }
+    }
+
+    /// Members in the order they were added (keyset pagination on `(added_at, user_id)`).
+    /// - Throws: `StoreUnavailable`.
+    public func members(projectID: String, after: String?, limit: Int) throws -> [ProjectMember] {
+        guard UUID(uuidString: projectID) != nil else { return [] }
+        let cursor = after.flatMap { UUID(uuidString: $0) == nil ? nil : $0 }
+        return try PostgresEdge.run {
+            try pool.query(
+                """
+                SELECT \(Self.memberColumns) FROM project_members m JOIN users u ON u.id = m.user_id
+                WHERE m.project_id = $1::uuid
+                  AND ($2::uuid IS NULL OR (m.added_at, m.user_id) >
+                       (SELECT added_at, user_id FROM project_members WHERE project_id = $1::uuid AND user_id = $2::uuid))
+                ORDER BY m.added_at, m.user_id LIMIT $3
+                """, [projectID, cursor, String(limit)]
+            ).rows.map(Self.member(from:))
+        }
+    }
+
+    /// - Throws: `MemberRefusal.noProject`, `.noAccount`, `.alreadyMember`; `StoreUnavailable`.
+    public func addMember(projectID: String, userID: String, role: ProjectRole, audit: AuditEntry) throws -> ProjectMember {
+        guard UUID(uuidString: projectID) != nil else { throw MemberRefusal.noProject }
+        guard UUID(uuidString: userID) != nil else { throw MemberRefusal.noAccount }
+        return try PostgresEdge.run {
+            try pool.transaction { connection in
+                guard try Self.lockProject(projectID, on: connection) else { throw MemberRefusal.noProject }
+                return try Self.insertMember(projectID: projectID, userID: userID, role: role, audit: audit, on: connection)
+            }
+        }
+    }
+
+    /// Under the project's lock, reads every member's role, asks `rule` about the roles after the change,
+    /// and only then updates or deletes the row, with its audit row.
+    /// - Throws: `MemberRefusal.noProject`, `.notMember`, `.lastOwner`; `StoreUnavailable`.
+    public func changeMember(
+        projectID: String, userID: String, role: ProjectRole?, rule: OwnerRule, audit: AuditEntry
+    ) throws -> ProjectMember? {
+        guard UUID(uuidString: projectID) != nil else { throw MemberRefusal.noProject }
+        guard UUID(uuidString: userID) != nil else { throw MemberRefusal.notMember }
+        return try PostgresEdge.run {
+            try pool.transaction { connection in
+                guard try Self.lockProject(projectID, on: connection) else { throw MemberRefusal.noProject }
+                let roles = try connection.query(
+                    "SELECT user_id, role FROM project_members WHERE project_id = $1::uuid", [projectID]
+                ).rows.map { (try $0.string("user_id"), ProjectRole(wire: try $0.string("role"))) }
+                guard roles.contains(where: { $0.0 == userID }) else { throw MemberRefusal.notMember }
+                let after = roles.compactMap { $0.0 == userID ? role : $0.1 }
+                guard rule(after) else { throw MemberRefusal.lastOwner }
+                let changed: PostgresRow?
+                if let role {
+                    changed = try connection.query(
+                        """
+                        WITH m AS (
+                            UPDATE project_members SET role = $3 WHERE project_id = $1::uuid AND user_id = $2::uuid
+                            RETURNING user_id, role, added_at
+                        )
+                        SELECT \(Self.memberColumns) FROM m JOIN users u ON u.id = m.user_id
+                        """, [projectID, userID, role.rawValue]
+                    ).first
+                } else {
+                    try connection.query(
+                        "DELETE FROM project_members WHERE project_id = $1::uuid AND user_id = $2::uuid", [projectID, userID])
+                    changed = nil
+                }
+                try AuditRows.insert(audit, on: connection)
+                return try changed.map(Self.member(from:))
+            }
+        }
+    }
+
+    /// - Throws: `OperatorRefusal.noAccount`, `.alreadyOperator`; `StoreUnavailable`.
+    public func markOperator(userID: String, audit: AuditEntry) throws -> OperatorRecord {
+        guard UUID(uuidString: userID) != nil else { throw OperatorRefusal.noAccount }
+        return try PostgresEdge.run {
+            try pool.transaction { connection in
+                let marked = try connection.query(
+                    """
+                    WITH o AS (
+                        INSERT INTO operators (user_id, marked_at)
+                        SELECT u.id, to_timestamp($2::float8) FROM users u WHERE u.id = $1::uuid AND u.closed_at IS NULL
+                        ON CONFLICT (user_id) DO NOTHING
+                        RETURNING user_id, marked_at
+                    )
+                    SELECT o.user_id, u.email, u.name, o.marked_at FROM o JOIN users u ON u.id = o.user_id
+                    """, [userID, SQLTime.parameter(audit.at)])
+                guard let row = marked.first else {
+                    let existing = try connection.query("SELECT 1 FROM operators WHERE user_id = $1::uuid", [userID])
+                    throw existing.first == nil ? OperatorRefusal.noAccount : OperatorRefusal.alreadyOperator
+                }
+                try AuditRows.insert(audit, on: connection)
+                return OperatorRecord(
+                    userID: try row.string("user_id"), email: try row.string("email"), name: try row.string("name"),
+                    markedAt: try row.date("marked_at"))
+            }
+        }
+    }
+
+    /// - Throws: `OperatorRefusal.notOperator`; `StoreUnavailable`.
+    public func unmarkOperator(userID: String, audit: AuditEntry) throws {
+        guard UUID(uuidString: userID) != nil else { throw OperatorRefusal.notOperator }
+        try PostgresEdge.run {
+            try pool.transaction { connection in
+                let removed = try connection.query("DELETE FROM operators WHERE user_id = $1::uuid", [userID]).rowsAffected
+                guard removed == 1 else { throw OperatorRefusal.notOperator }
+                try AuditRows.insert(audit, on: connection)
             }
         }
     }

@@ -14,11 +14,15 @@ public struct PostgresTenancy: Sendable {
 
     // MARK: Projects
 
-    /// Creates a project with its development and production environments and one secret key each, in
-    /// one transaction.
+    /// Creates a project with its development and production environments and one secret key each, and
+    /// the first owner's membership with its `member.add` audit row when `owner` is given, in one
+    /// transaction.
     /// - Returns: the project's id.
-    /// - Throws: `StoreUnavailable`, `StoreError.unstorableInput`.
-    public func createProject(name: String, development: NewEnvironmentKeys, production: NewEnvironmentKeys, now: Date) throws -> String {
+    /// - Throws: `MemberRefusal.noAccount` when the owner's account is gone (nothing created);
+    ///   `StoreUnavailable`, `StoreError.unstorableInput`.
+    public func createProject(
+        name: String, development: NewEnvironmentKeys, production: NewEnvironmentKeys, owner: NewProjectOwner? = nil, now: Date
+    ) throws -> String {
         try PostgresEdge.run {
             try pool.transaction { connection in
                 let project = try connection.query(
@@ -35,6 +39,11 @@ public struct PostgresTenancy: Sendable {
                         SELECT id, $4, $5, to_timestamp($6::float8) FROM environment
                         """,
                         [projectID, kind.rawValue, keys.publishableKey, keys.secretKeyHash, keys.secretKeySuffix, SQLTime.parameter(now)])
+                }
+                if let owner {
+                    try PostgresMembers.insertMember(
+                        projectID: projectID, userID: owner.userID, role: .owner,
+                        audit: owner.origin.entry("member.add", target: owner.userID, projectID: projectID), on: connection)
                 }
                 return projectID
             }

@@ -64,16 +64,37 @@ struct AdminHandlers: Sendable {
 
     // MARK: Projects and accounts (operator)
 
-    /// `POST /v1/admin/projects {"name"}` → 201 with both environments' keys; the secret keys are shown
-    /// only in this answer (stored as SHA-256).
+    /// `POST /v1/admin/projects {"name", "ownerEmail"?}` → 201 with both environments' keys; the secret
+    /// keys are shown only in this answer (stored as SHA-256). With `ownerEmail`, that open account becomes
+    /// the project's first owner in the creating transaction; an address with no open account is 404
+    /// `not_found` and nothing is created (docs/console.md, "Members").
     func createProject(_ request: HTTPRequest) throws -> HTTPResponse {
         if let stop = try requireOperator(request) { return stop }
         guard let body = JSONObjectBody(request.body) else { return Self.badBody }
         guard case .value(let rawName) = body.string("name") else { return Self.invalidField("name", "is required (a string)") }
         guard let name = DisplayName(rawName)?.text else { return Self.invalidField("name", DisplayName.rule) }
-        let project = try CreateProject(store: context.tenancy.projectCreation, secrets: context.secrets)(
-            name: name, now: context.clock.now())
-        return Wire.json(status: 201, CreatedProjectBody(project: project))
+        var owner: NewProjectOwner?
+        if body["ownerEmail"] != nil {
+            let email: EmailAddress
+            switch MemberAdminHandlers.email(body, field: "ownerEmail") {
+            case .failure(let stop): return stop.response
+            case .success(let value): email = value
+            }
+            guard let userID = try context.tenancy.members.openAccountID(emailKey: email.key) else {
+                return MemberAdminHandlers.noAccount
+            }
+            let origin = ChangeOrigin(
+                actor: .operatorToken, clientAddress: ClientAddress.of(request, configuration: context.configuration),
+                at: context.clock.now())
+            owner = NewProjectOwner(userID: userID, origin: origin)
+        }
+        do {
+            let project = try CreateProject(store: context.tenancy.projectCreation, secrets: context.secrets)(
+                name: name, owner: owner, now: context.clock.now())
+            return Wire.json(status: 201, CreatedProjectBody(project: project))
+        } catch MemberRefusal.noAccount {
+            return MemberAdminHandlers.noAccount
+        }
     }
 
     /// Fresh keys of one environment: the stored form and the secret key (shown once).

@@ -28,6 +28,8 @@ public struct TenancyPorts: Sendable {
     public var linkChecks: any LinkCheckStore
     /// The link scheduler's claims.
     public var linkSchedule: any LinkScheduleStore
+    /// `ProjectMembers` (members and operators).
+    public var members: any ProjectMemberStore
     /// The HTTPS fetch of association and token files; nil: the configured `HTTPSFetcher`.
     public var fetcher: (any AssociationFetcher)?
 
@@ -36,7 +38,8 @@ public struct TenancyPorts: Sendable {
         secretKeyLookup: any SecretKeyLookupStore, projectCreation: any ProjectCreationStore, projectList: any ProjectListStore,
         sessionSettings: any SessionSettingsStore, secretKeys: any SecretKeyStore, domains: any DomainStore,
         domainTokens: any DomainTokenStore, apps: any AppRegistrationStore, associationFiles: any AssociationFileStore,
-        linkChecks: any LinkCheckStore, linkSchedule: any LinkScheduleStore, fetcher: (any AssociationFetcher)? = nil
+        linkChecks: any LinkCheckStore, linkSchedule: any LinkScheduleStore, members: any ProjectMemberStore,
+        fetcher: (any AssociationFetcher)? = nil
     ) {
         self.secretKeyLookup = secretKeyLookup
         self.projectCreation = projectCreation
@@ -49,6 +52,7 @@ public struct TenancyPorts: Sendable {
         self.associationFiles = associationFiles
         self.linkChecks = linkChecks
         self.linkSchedule = linkSchedule
+        self.members = members
         self.fetcher = fetcher
     }
 
@@ -60,6 +64,6 @@ public struct TenancyPorts: Sendable {
         self.init(
             secretKeyLookup: tenancy, projectCreation: tenancy, projectList: tenancy, sessionSettings: tenancy, secretKeys: tenancy,
             domains: tenancy, domainTokens: tenancy, apps: apps, associationFiles: apps, linkChecks: linkChecks,
-            linkSchedule: linkChecks)
+            linkSchedule: linkChecks, members: store.members)
     }
 }

@@ -54,7 +54,9 @@ import Testing
 
     @Test func projectKeysHaveTheirEnvironmentsPrefixes() throws {
         struct Keep: ProjectCreationStore {
-            func createProject(name: String, development: NewEnvironmentKeys, production: NewEnvironmentKeys, now: Date) throws -> String {
+            func createProject(
+                name: String, development: NewEnvironmentKeys, production: NewEnvironmentKeys, owner: NewProjectOwner?, now: Date
+            ) throws -> String {
                 #expect(development.secretKeyHash == "d:sk_test_minted")
                 #expect(production.secretKeySuffix == "nted")
                 return "p1"

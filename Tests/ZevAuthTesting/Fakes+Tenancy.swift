@@ -82,7 +82,9 @@ extension FakeTenancyStore: SecretKeyLookupStore, ProjectCreationStore, ProjectL
         }
     }
 
-    public func createProject(name: String, development: NewEnvironmentKeys, production: NewEnvironmentKeys, now: Date) throws -> String {
+    public func createProject(
+        name: String, development: NewEnvironmentKeys, production: NewEnvironmentKeys, owner: NewProjectOwner?, now: Date
+    ) throws -> String {
         let projectID = nextID()
         state.withLock { state in
             for (kind, keys) in [(EnvironmentKind.development, development), (.production, production)] {
@@ -341,8 +343,26 @@ extension TenancyPorts {
     public init(fake: FakeTenancyStore, fetcher: (any AssociationFetcher)? = FakeFetcher()) {
         self.init(
             secretKeyLookup: fake, projectCreation: fake, projectList: fake, sessionSettings: fake, secretKeys: fake, domains: fake,
-            domainTokens: fake, apps: fake, associationFiles: fake, linkChecks: fake, linkSchedule: fake, fetcher: fetcher)
+            domainTokens: fake, apps: fake, associationFiles: fake, linkChecks: fake, linkSchedule: fake,
+            members: UnreachableMemberStore(), fetcher: fetcher)
     }
+}
+
+/// A member store for in-process tests that never reach members: every call is `StoreUnavailable`.
+public struct UnreachableMemberStore: ProjectMemberStore {
+    public init() {}
+    static let unavailable = StoreUnavailable(reason: "connection")
+    public func projectExists(projectID: String) throws -> Bool { throw Self.unavailable }
+    public func openAccountID(emailKey: String) throws -> String? { throw Self.unavailable }
+    public func members(projectID: String, after: String?, limit: Int) throws -> [ProjectMember] { throw Self.unavailable }
+    public func addMember(projectID: String, userID: String, role: ProjectRole, audit: AuditEntry) throws -> ProjectMember {
+        throw Self.unavailable
+    }
+    public func changeMember(projectID: String, userID: String, role: ProjectRole?, rule: OwnerRule, audit: AuditEntry) throws
+        -> ProjectMember?
+    { throw Self.unavailable }
+    public func markOperator(userID: String, audit: AuditEntry) throws -> OperatorRecord { throw Self.unavailable }
+    public func unmarkOperator(userID: String, audit: AuditEntry) throws { throw Self.unavailable }
 }
 
 /// Answers fetches from a table keyed by `host + path` (404 for anything else) and counts them.

@@ -2,11 +2,28 @@ import Foundation
 
 /// What creating a project needs from storage.
 public protocol ProjectCreationStore: Sendable {
-    /// Creates a project with its development and production environments and one secret key each, in
-    /// one transaction.
+    /// Creates a project with its development and production environments and one secret key each, and
+    /// the first owner's membership when `owner` is given (with its `member.add` audit row), in one
+    /// transaction.
     /// - Returns: the project's id.
-    /// - Throws: `StoreUnavailable`, `StoreError.unstorableInput`.
-    func createProject(name: String, development: NewEnvironmentKeys, production: NewEnvironmentKeys, now: Date) throws -> String
+    /// - Throws: `MemberRefusal.noAccount` when the owner's account is gone (nothing created);
+    ///   `StoreUnavailable`, `StoreError.unstorableInput`.
+    func createProject(
+        name: String, development: NewEnvironmentKeys, production: NewEnvironmentKeys, owner: NewProjectOwner?, now: Date
+    ) throws -> String
+}
+
+/// The first owner of a project being created (`POST /v1/admin/projects {"ownerEmail"}`): the account,
+/// and who made the change for the `member.add` row the membership records.
+public struct NewProjectOwner: Sendable, Equatable {
+    /// The open account's id.
+    public let userID: String
+    public let origin: ChangeOrigin
+
+    public init(userID: String, origin: ChangeOrigin) {
+        self.userID = userID
+        self.origin = origin
+    }
 }
 
 /// A new project as its creator sees it once: both environments' publishable keys and secret keys.
@@ -43,12 +60,14 @@ public struct CreateProject: Sendable {
 
     /// - Parameters:
     ///   - name: the project's name, already checked (`DisplayName` at the edge).
+    ///   - owner: the first owner, whose membership is made in the same transaction, or nil.
     ///   - now: the creation time.
-    /// - Throws: when the CSPRNG fails; `StoreUnavailable`.
-    public func callAsFunction(name: String, now: Date) throws -> CreatedProject {
+    /// - Throws: when the CSPRNG fails; `MemberRefusal.noAccount`; `StoreUnavailable`.
+    public func callAsFunction(name: String, owner: NewProjectOwner? = nil, now: Date) throws -> CreatedProject {
         let development = try newKeys(.development)
         let production = try newKeys(.production)
-        let id = try store.createProject(name: name, development: development.stored, production: production.stored, now: now)
+        let id = try store.createProject(
+            name: name, development: development.stored, production: production.stored, owner: owner, now: now)
         return CreatedProject(id: id, name: name, development: development.issued, production: production.issued)
     }
 
