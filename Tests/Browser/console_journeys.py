@@ -204,6 +204,9 @@ class ConsoleJourneys:
                 assert person.secret, "the sign-in asks for a second factor the account does not have"
                 b.fill("code", person.next_code())
                 b.click("Verify")
+            elif b.heading() == "Set up two-step verification":
+                # The console's own page for operators and owners without TOTP: it sends them to /account.
+                b.click("Set up two-step verification on your account page")
             elif b.buttons("Set up two-step verification"):
                 b.click("Set up two-step verification")
             elif path.startswith("/console") and not path.startswith("/console/callback"):
