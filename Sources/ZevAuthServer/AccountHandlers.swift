@@ -378,7 +378,11 @@ struct AccountHandlers: Sendable {
                     break
                 }
             }
-            _ = try CloseUser(store: ports.closeUser)(id: current.user.id, now: context.clock.now())
+            let entry = AuditEntry(
+                actor: .account(userID: current.user.id), action: "account.close", target: current.user.id,
+                subjectUserID: current.user.id, clientAddress: ClientAddress.of(request, configuration: context.configuration),
+                at: context.clock.now())
+            _ = try CloseUser(store: ports.closeUser)(id: current.user.id, now: context.clock.now(), audit: entry)
             var response = AccountPages.closed()
             response.headers.add("Set-Cookie", clearedSessionCookie)
             return response
@@ -390,12 +394,15 @@ struct AccountHandlers: Sendable {
     /// `POST /v1/admin/users/{id}/close` (operator token): closes the account and ends every session.
     /// 200 `{"id","email","name","closedAt"}`, the same on a repeat (idempotent); 404 `not_found` for an unknown id.
     func closeUser(_ request: HTTPRequest, id: String) throws -> HTTPResponse {
-        switch try AdminHandlers(context: context).actor(request) {
-        case .none: return AdminHandlers.invalidToken
-        case .environment: return Wire.error(.forbidden, "Only the operator token may close accounts.")
-        case .operator: break
+        let admin = AdminHandlers(context: context)
+        let target = UUID(uuidString: id).map { _ in id }
+        if case .failure(let stop) = try admin.requireOperator(
+            request, action: "account.close", target: target, message: "Only the operator token may close accounts.")
+        {
+            return stop.response
         }
-        guard let closed = try CloseUser(store: ports.closeUser)(id: id, now: context.clock.now()) else {
+        let entry = try admin.audit.entry(.operator, request, "account.close", target: target, subjectUserID: target)
+        guard let closed = try CloseUser(store: ports.closeUser)(id: id, now: context.clock.now(), audit: entry) else {
             return Wire.error(.notFound, "No account has this id.")
         }
         return Wire.json(status: 200, UserBody(closed.user, closedAt: closed.closedAt))
@@ -405,12 +412,18 @@ struct AccountHandlers: Sendable {
     /// account's TOTP factor and recovery codes, ends every session and queues the `mfa_removed` notice.
     /// 200 `{"id","email","name","mfaRemoved"}` (`mfaRemoved` false on a repeat); 404 `not_found`.
     func resetMFA(_ request: HTTPRequest, id: String) throws -> HTTPResponse {
-        switch try AdminHandlers(context: context).actor(request) {
-        case .none: return AdminHandlers.invalidToken
-        case .environment: return Wire.error(.forbidden, "Only the operator token may reset two-step verification.")
-        case .operator: break
+        let admin = AdminHandlers(context: context)
+        let target = UUID(uuidString: id).map { _ in id }
+        if case .failure(let stop) = try admin.requireOperator(
+            request, action: "account.mfa_reset", target: target, message: "Only the operator token may reset two-step verification.")
+        {
+            return stop.response
         }
-        guard let reset = try ResetMFA(store: ports.mfaReset, notices: ports.notices)(userID: id, now: context.clock.now()) else {
+        let entry = try admin.audit.entry(.operator, request, "account.mfa_reset", target: target, subjectUserID: target)
+        guard
+            let reset = try ResetMFA(store: ports.mfaReset, notices: ports.notices)(
+                userID: id, now: context.clock.now(), audit: entry)
+        else {
             return Wire.error(.notFound, "No account has this id.")
         }
         return Wire.json(status: 200, MFAResetBody(reset: reset))

@@ -103,7 +103,9 @@ public typealias AllAccountStores = CreateUserStore & AccountSignInStore & Brows
 /// The ports of a context built without accounts: every call is `StoreUnavailable`.
 struct UnconfiguredAccounts: AllAccountStores {
     private func unavailable() -> StoreUnavailable { StoreUnavailable(reason: "accounts_not_configured") }
-    func createUser(email: EmailAddress, name: DisplayName, passwordHash: String, now: Date) throws -> UserRecord { throw unavailable() }
+    func createUser(email: EmailAddress, name: DisplayName, passwordHash: String, now: Date, audit: AuditEntry?) throws -> UserRecord {
+        throw unavailable()
+    }
     func user(emailKey: String) throws -> UserRecord? { throw unavailable() }
     func totpFactor(userID: String) throws -> TOTPFactorRecord? { throw unavailable() }
     func createMFAChallenge(
@@ -126,12 +128,12 @@ struct UnconfiguredAccounts: AllAccountStores {
     func useRecoveryCode(userID: String, codeHash: String, now: Date) throws -> Bool { throw unavailable() }
     func mfaChallenge(id: String) throws -> MFAChallengeRecord? { throw unavailable() }
     func completeMFAChallenge(id: String, browserSessionTokenHash: String, now: Date) throws -> String? { throw unavailable() }
-    func closeUser(id: String, now: Date) throws -> (UserRecord, Date)? { throw unavailable() }
+    func closeUser(id: String, now: Date, audit: AuditEntry) throws -> (UserRecord, Date)? { throw unavailable() }
 }
 
 /// The MFA reset of a context built without accounts: `StoreUnavailable`.
 struct UnconfiguredMFAReset: ResetMFAStore {
-    func resetMFA(userID: String, now: Date) throws -> (user: UserRecord, hadFactor: Bool)? {
+    func resetMFA(userID: String, now: Date, audit: AuditEntry) throws -> (user: UserRecord, hadFactor: Bool)? {
         throw StoreUnavailable(reason: "accounts_not_configured")
     }
 }

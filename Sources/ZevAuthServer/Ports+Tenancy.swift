@@ -30,13 +30,18 @@ public struct TenancyPorts: Sendable {
     public var linkSchedule: any LinkScheduleStore
     /// The HTTPS fetch of association and token files; nil: the configured `HTTPSFetcher`.
     public var fetcher: (any AssociationFetcher)?
+    /// Refused admin calls and events without a write of their own (`AdminAudit`).
+    public var audit: any AuditRecorder
+    /// `ListAudit` (`GET /v1/admin/audit`, "Recent activity" on `/account`).
+    public var auditLog: any AuditLogStore
 
     /// Every port given explicitly (tests pass fakes).
     public init(
         secretKeyLookup: any SecretKeyLookupStore, projectCreation: any ProjectCreationStore, projectList: any ProjectListStore,
         sessionSettings: any SessionSettingsStore, secretKeys: any SecretKeyStore, domains: any DomainStore,
         domainTokens: any DomainTokenStore, apps: any AppRegistrationStore, associationFiles: any AssociationFileStore,
-        linkChecks: any LinkCheckStore, linkSchedule: any LinkScheduleStore, fetcher: (any AssociationFetcher)? = nil
+        linkChecks: any LinkCheckStore, linkSchedule: any LinkScheduleStore, fetcher: (any AssociationFetcher)? = nil,
+        audit: any AuditRecorder, auditLog: any AuditLogStore
     ) {
         self.secretKeyLookup = secretKeyLookup
         self.projectCreation = projectCreation
@@ -50,6 +55,8 @@ public struct TenancyPorts: Sendable {
         self.linkChecks = linkChecks
         self.linkSchedule = linkSchedule
         self.fetcher = fetcher
+        self.audit = audit
+        self.auditLog = auditLog
     }
 
     /// Every port of this area backed by PostgreSQL.
@@ -60,6 +67,6 @@ public struct TenancyPorts: Sendable {
         self.init(
             secretKeyLookup: tenancy, projectCreation: tenancy, projectList: tenancy, sessionSettings: tenancy, secretKeys: tenancy,
             domains: tenancy, domainTokens: tenancy, apps: apps, associationFiles: apps, linkChecks: linkChecks,
-            linkSchedule: linkChecks)
+            linkSchedule: linkChecks, audit: store.audit, auditLog: store.audit)
     }
 }

@@ -109,6 +109,7 @@ public struct ZevAuthApp: HTTPHandler {
         routes.registerSessions()
         routes.registerAccounts()
         routes.registerOperator()
+        routes.registerAudit()
         routes.registerSigningKeys()
         self.router = routes.router
         self.httpMetrics = context.metrics.httpTable(templates: routes.router.templates)

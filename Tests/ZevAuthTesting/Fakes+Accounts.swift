@@ -58,7 +58,9 @@ public final class FakeAccounts: AllAccountStores {
 
     // MARK: Accounts
 
-    public func createUser(email: EmailAddress, name: DisplayName, passwordHash: String, now: Date) throws -> UserRecord {
+    public func createUser(
+        email: EmailAddress, name: DisplayName, passwordHash: String, now: Date, audit: AuditEntry?
+    ) throws -> UserRecord {
         try state.withLock { state in
             if state.keys[email.key] != nil { throw StoreError.duplicate(constraint: "users_email_unique") }
             let user = UserRecord(
@@ -117,7 +119,7 @@ public final class FakeAccounts: AllAccountStores {
         }
     }
 
-    public func closeUser(id: String, now: Date) throws -> (UserRecord, Date)? {
+    public func closeUser(id: String, now: Date, audit: AuditEntry) throws -> (UserRecord, Date)? {
         state.withLock { state in
             guard let user = state.users[id] else { return nil }
             let closed = UserRecord(

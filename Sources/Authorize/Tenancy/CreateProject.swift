@@ -5,8 +5,11 @@ public protocol ProjectCreationStore: Sendable {
     /// Creates a project with its development and production environments and one secret key each, in
     /// one transaction.
     /// - Returns: the project's id.
+    /// `audit` (named after the new project) is written in the same transaction (docs/console.md, "Audit log").
     /// - Throws: `StoreUnavailable`, `StoreError.unstorableInput`.
-    func createProject(name: String, development: NewEnvironmentKeys, production: NewEnvironmentKeys, now: Date) throws -> String
+    func createProject(
+        name: String, development: NewEnvironmentKeys, production: NewEnvironmentKeys, now: Date, audit: AuditEntry
+    ) throws -> String
 }
 
 /// A new project as its creator sees it once: both environments' publishable keys and secret keys.
@@ -44,11 +47,12 @@ public struct CreateProject: Sendable {
     /// - Parameters:
     ///   - name: the project's name, already checked (`DisplayName` at the edge).
     ///   - now: the creation time.
+    ///   - audit: the `project.create` row (the store names the new project in it).
     /// - Throws: when the CSPRNG fails; `StoreUnavailable`.
-    public func callAsFunction(name: String, now: Date) throws -> CreatedProject {
+    public func callAsFunction(name: String, now: Date, audit: AuditEntry) throws -> CreatedProject {
         let development = try newKeys(.development)
         let production = try newKeys(.production)
-        let id = try store.createProject(name: name, development: development.stored, production: production.stored, now: now)
+        let id = try store.createProject(name: name, development: development.stored, production: production.stored, now: now, audit: audit)
         return CreatedProject(id: id, name: name, development: development.issued, production: production.issued)
     }
 
