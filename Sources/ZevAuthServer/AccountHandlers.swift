@@ -135,6 +135,7 @@ struct AccountHandlers: Sendable {
                 cookies: [fresh.setCookie, KnownBrowsers(context: context).signedIn(userID: user.id, request)])
         case .signedIn(let token, _):
             context.metrics.signIn(.password, .ok)
+            try PersonalActivity(context: context).record("signin.password", userID: user.id, request)
             return Wire.seeOther(
                 "/account",
                 cookies: [sessionCookie(token), fresh.setCookie, KnownBrowsers(context: context).signedIn(userID: user.id, request)])
@@ -177,7 +178,8 @@ struct AccountHandlers: Sendable {
         let facts = try AccountOverview(store: ports.overview)(userID: current.user.id)
         return AccountPages.account(
             user: current.user, csrf: current.csrf, apps: facts.apps, totpEnabled: facts.totpEnabled,
-            recoveryCodesLeft: facts.recoveryCodesLeft, notice: notice, error: error, invalid: invalid, status: status)
+            recoveryCodesLeft: facts.recoveryCodesLeft, notice: notice, error: error, invalid: invalid, status: status,
+            activity: try PersonalActivity(context: context).recent(userID: current.user.id))
     }
 
     /// Runs a signed-in form: the browser session and the CSRF token must both check out.
@@ -214,6 +216,7 @@ struct AccountHandlers: Sendable {
     func signOut(_ request: HTTPRequest) throws -> HTTPResponse {
         try signedInForm(request) { current, _ in
             try SignOut(store: ports.signOut)(browserSessionID: current.session.id, now: context.clock.now())
+            try PersonalActivity(context: context).record("signout", userID: current.user.id, request)
             return Wire.seeOther("/account/signin?signed_out=1", cookies: [clearedSessionCookie])
         }
     }
@@ -222,6 +225,7 @@ struct AccountHandlers: Sendable {
     func signOutEverywhere(_ request: HTTPRequest) throws -> HTTPResponse {
         try signedInForm(request) { current, _ in
             try SignOutEverywhere(store: ports.signOutEverywhere)(userID: current.user.id, now: context.clock.now())
+            try PersonalActivity(context: context).record("signout.everywhere", userID: current.user.id, request)
             return Wire.seeOther("/account/signin?signed_out=1", cookies: [clearedSessionCookie])
         }
     }
@@ -251,6 +255,7 @@ struct AccountHandlers: Sendable {
             let token = try ChangePassword(store: ports.changePassword, passwords: context.accountPasswords, secrets: context.secrets)(
                 userID: current.user.id, newPassword: newPassword, now: context.clock.now())
             try ports.notices.queue(.passwordChanged, userID: current.user.id, now: context.clock.now())
+            try PersonalActivity(context: context).record("password.change", userID: current.user.id, request)
             return Wire.seeOther("/account?done=password", cookies: [sessionCookie(token)])
         }
     }
@@ -334,6 +339,7 @@ struct AccountHandlers: Sendable {
             case .notPending: return Wire.seeOther("/account")
             case .confirmed(let codes):
                 try ports.notices.queue(.mfaEnrolled, userID: current.user.id, now: context.clock.now())
+                try PersonalActivity(context: context).record("mfa.enrol", userID: current.user.id, request)
                 return AccountPages.recoveryCodes(codes.map(\.display))
             }
         }
