@@ -283,4 +283,43 @@ import ZevAuthTesting
         #expect(try call(server, "GET", "/v1/admin/audit?limit=0", token: TestServer.operatorToken).status == 400)
         #expect(try call(server, "GET", "/v1/admin/audit", token: nil).status == 401)
     }
+
+    @Test func aPersonSeesTheirOwnSecurityEventsUnderRecentActivity() throws {
+        let clock = ManualClock()
+        let server = try TestServer(live: true, clock: clock)
+        let fixture = try Fixture.make(store: server.store)
+        let owner = server.browser()
+        _ = try AccountTests.appSession(server, owner, clientID: fixture.developmentKey, email: fixture.email, password: fixture.password)
+        clock.advance(by: 1)
+        let (_, csrf) = try AccountTests.accountPage(owner)
+        let wrong = try owner.postForm(
+            "/account/password", [("csrf", csrf), ("current_password", "not the password"), ("new_password", "another long password")])
+        #expect(wrong.status == 401)
+        clock.advance(by: 1)
+        let changed = try owner.postForm(
+            "/account/password", [("csrf", csrf), ("current_password", fixture.password), ("new_password", "another long password")])
+        #expect(changed.status == 303)
+        clock.advance(by: 1)
+        _ = try OwnAccountTests.enrol(owner, clock: clock)
+
+        #expect(
+            try rows(where: "subject_user_id = $1::uuid", [fixture.userID]).map(\.action) == [
+                "signin.password", "signin.failed_password", "password.change", "mfa.enrol",
+            ])
+        #expect(try rows(where: "subject_user_id = $1::uuid", [fixture.userID]).allSatisfy { $0.actorKind == "account" && $0.actorID == fixture.userID })
+        let (page, _) = try AccountTests.accountPage(owner)
+        let section = try #require(page.text.components(separatedBy: "<h2 id=\"recent-activity\">Recent activity</h2>").last)
+        let list = try #require(section.components(separatedBy: "</ul>").first)
+        let items = list.components(separatedBy: "<li>").dropFirst().map { String($0.prefix { $0 != "<" }) }
+        #expect(
+            items == [
+                "Two-step verification turned on", "Password changed", "A sign-in failed: the password was wrong",
+                "Signed in with your password",
+            ])
+        #expect(list.contains("<time datetime=\""))
+        #expect(list.contains(" from 127.0.0.1"))
+        #expect(page.text.contains("<ul aria-labelledby=\"recent-activity\">"))
+        // A failed password for an address with no account records nothing (there is no one to record it for).
+        #expect(try rows(where: "action = 'signin.failed_password' AND subject_user_id IS NULL", []).isEmpty)
+    }
 }
