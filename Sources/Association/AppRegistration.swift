@@ -141,7 +141,9 @@ public struct AppRegistration: Sendable {
         guard let existing = try store.app(environmentID: environmentID, id: id) else { return .failure(.notFound) }
         guard existing.platform == .android else { return .failure(.notAndroid) }
         do {
-            guard let updated = try store.replaceFingerprints(environmentID: environmentID, id: id, fingerprints: fingerprints, audit: audit) else {
+            guard
+                let updated = try store.replaceFingerprints(environmentID: environmentID, id: id, fingerprints: fingerprints, audit: audit)
+            else {
                 return .failure(.notFound)
             }
             return .success(updated)

@@ -30,7 +30,8 @@ public struct PostgresAccounts: Sendable, CreateUserStore, AccountSignInStore, C
     /// `audit` (the operator's `account.create`, named after the new account; nil for a person's sign-up)
     /// is written in the same transaction, so a taken address leaves no row.
     /// - Throws: `StoreError.duplicate("users_email_unique")` when the address's key is taken; `StoreUnavailable`.
-    public func createUser(email: EmailAddress, name: DisplayName, passwordHash: String, now: Date, audit: AuditEntry?) throws -> UserRecord {
+    public func createUser(email: EmailAddress, name: DisplayName, passwordHash: String, now: Date, audit: AuditEntry?) throws -> UserRecord
+    {
         guard let audit else {
             return try createUser(email: email.typed, emailKey: email.key, name: name.text, passwordHash: passwordHash, now: now)
         }

@@ -22,17 +22,18 @@ public struct PostgresCallbacks: CallbackStore {
             do {
                 return try pool.transaction { connection in
                     let record = try Self.callback(
-                    from: connection.query(
-                        """
-                        INSERT INTO callbacks (environment_id, uri, kind, scheme, host, port, path_and_query, created_at)
-                        VALUES ($1, $2, $3, $4, $5, $6::integer, $7, to_timestamp($8::float8))
-                        RETURNING id, uri, kind, created_at
-                        """,
-                        [
-                            environmentID, uri.raw, uri.kind.rawValue, uri.scheme, uri.host, uri.port.map(String.init), uri.pathAndQuery,
-                            SQLTime.parameter(now),
-                        ]
-                    ).rows[0])
+                        from: connection.query(
+                            """
+                            INSERT INTO callbacks (environment_id, uri, kind, scheme, host, port, path_and_query, created_at)
+                            VALUES ($1, $2, $3, $4, $5, $6::integer, $7, to_timestamp($8::float8))
+                            RETURNING id, uri, kind, created_at
+                            """,
+                            [
+                                environmentID, uri.raw, uri.kind.rawValue, uri.scheme, uri.host, uri.port.map(String.init),
+                                uri.pathAndQuery,
+                                SQLTime.parameter(now),
+                            ]
+                        ).rows[0])
                     try AuditRows.insert(audit.naming(record.id), on: connection)
                     return record
                 }

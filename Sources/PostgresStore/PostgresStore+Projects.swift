@@ -207,7 +207,8 @@ public struct PostgresTenancy: Sendable {
     ///   - suffix: its last 4 characters.
     ///   - audit: the `secret_key.create` row, named after the new key's id, in the same transaction.
     /// - Throws: `StoreUnavailable`.
-    public func addSecretKey(environmentID: String, keyHash: String, suffix: String, now: Date, audit: AuditEntry) throws -> SecretKeyRecord {
+    public func addSecretKey(environmentID: String, keyHash: String, suffix: String, now: Date, audit: AuditEntry) throws -> SecretKeyRecord
+    {
         try PostgresEdge.run {
             try pool.transaction { connection in
                 let record = try Self.secretKey(
@@ -284,7 +285,8 @@ public struct PostgresTenancy: Sendable {
     /// Adds a domain to a project with the token it must publish.
     /// `audit` is written in the same transaction, so a duplicate leaves no row.
     /// - Throws: `StoreError.duplicate("project_domains_unique")`, `StoreUnavailable`.
-    public func addDomain(projectID: String, domain: String, verificationToken: String, now: Date, audit: AuditEntry) throws -> DomainRecord {
+    public func addDomain(projectID: String, domain: String, verificationToken: String, now: Date, audit: AuditEntry) throws -> DomainRecord
+    {
         try PostgresEdge.run {
             do {
                 return try pool.transaction { connection in
@@ -409,7 +411,8 @@ extension PostgresStore {
 
     /// See `PostgresTenancy.createProject`.
     public func createProject(name: String, development: NewEnvironmentKeys, production: NewEnvironmentKeys, now: Date) throws -> String {
-        try tenancy.createProject(name: name, development: development, production: production, now: now, audit: .system("project.create", now))
+        try tenancy.createProject(
+            name: name, development: development, production: production, now: now, audit: .system("project.create", now))
     }
     /// See `PostgresTenancy.environment(secretKeyHash:)`.
     public func environment(secretKeyHash: String) throws -> EnvironmentRecord? { try tenancy.environment(secretKeyHash: secretKeyHash) }
@@ -419,22 +422,27 @@ extension PostgresStore {
     public func environment(id: String) throws -> EnvironmentRecord? { try tenancy.environment(id: id) }
     /// See `PostgresTenancy.updateSessionSettings`.
     public func updateSessionSettings(environmentID: String, _ update: SessionSettingsUpdate, now: Date) throws -> EnvironmentRecord? {
-        try tenancy.updateSessionSettings(environmentID: environmentID, update, now: now, audit: .system("settings.update", environmentID: environmentID, now))
+        try tenancy.updateSessionSettings(
+            environmentID: environmentID, update, now: now, audit: .system("settings.update", environmentID: environmentID, now))
     }
     /// See `PostgresTenancy.revokeSecretKey`.
     public func revokeSecretKey(environmentID: String, id: String, now: Date) throws -> SecretKeyRevocation {
-        try tenancy.revokeSecretKey(environmentID: environmentID, id: id, now: now, audit: .system("secret_key.revoke", target: id, environmentID: environmentID, now))
+        try tenancy.revokeSecretKey(
+            environmentID: environmentID, id: id, now: now,
+            audit: .system("secret_key.revoke", target: id, environmentID: environmentID, now))
     }
     /// See `PostgresTenancy.addDomain`.
     public func addDomain(projectID: String, domain: String, verificationToken: String, now: Date) throws -> DomainRecord {
-        try tenancy.addDomain(projectID: projectID, domain: domain, verificationToken: verificationToken, now: now,
+        try tenancy.addDomain(
+            projectID: projectID, domain: domain, verificationToken: verificationToken, now: now,
             audit: .system("domain.add", target: domain, projectID: projectID, now))
     }
     /// See `PostgresTenancy.domains`.
     public func domains(projectID: String) throws -> [DomainRecord] { try tenancy.domains(projectID: projectID) }
     /// See `PostgresTenancy.markDomainVerified`.
     public func markDomainVerified(projectID: String, domain: String, hosted: Bool?, now: Date) throws -> Bool {
-        try tenancy.markDomainVerified(projectID: projectID, domain: domain, hosted: hosted, now: now,
+        try tenancy.markDomainVerified(
+            projectID: projectID, domain: domain, hosted: hosted, now: now,
             audit: .system(hosted == nil ? "domain.verify" : "domain.mark_hosted", target: domain, projectID: projectID, now))
     }
     /// See `PostgresTenancy.isDomainVerified`.

@@ -22,7 +22,9 @@ extension AdminHandlers {
         case .success(let value): uri = value
         }
         let entry = try audit.entry(caller, request, "callback.add")
-        switch try RegisterCallback(store: context.roundTrip.callbacks)(uri, environment: environment, now: context.clock.now(), audit: entry) {
+        switch try RegisterCallback(store: context.roundTrip.callbacks)(
+            uri, environment: environment, now: context.clock.now(), audit: entry)
+        {
         case .registered(let callback): return Wire.json(status: 201, Self.callbackBody(callback))
         case .domainNotVerified: return Self.invalidField("uri", "uses a domain that is not a verified domain of this project")
         case .duplicate: return Wire.error(.conflict, "This redirect URI is already registered.")

@@ -34,13 +34,18 @@ import Testing
         let store = OneAccount()
         let notices = RecordingNotices()
         let reset = ResetMFA(store: store, notices: notices)
-        let first = try #require(try reset(userID: "u1", now: Date(), audit: AuditEntry(actor: .operatorToken, action: "test", clientAddress: nil, at: Date())))
+        let first = try #require(
+            try reset(userID: "u1", now: Date(), audit: AuditEntry(actor: .operatorToken, action: "test", clientAddress: nil, at: Date())))
         #expect(first.removed)
         #expect(notices.queued.withLock { $0 } == ["mfa_removed u1"])
-        let again = try #require(try reset(userID: "u1", now: Date(), audit: AuditEntry(actor: .operatorToken, action: "test", clientAddress: nil, at: Date())))
+        let again = try #require(
+            try reset(userID: "u1", now: Date(), audit: AuditEntry(actor: .operatorToken, action: "test", clientAddress: nil, at: Date())))
         #expect(!again.removed)
         #expect(notices.queued.withLock { $0 } == ["mfa_removed u1"])
         #expect(store.resets.withLock { $0 } == 2)
-        #expect(try reset(userID: "nobody", now: Date(), audit: AuditEntry(actor: .operatorToken, action: "test", clientAddress: nil, at: Date())) == nil)
+        #expect(
+            try reset(
+                userID: "nobody", now: Date(), audit: AuditEntry(actor: .operatorToken, action: "test", clientAddress: nil, at: Date()))
+                == nil)
     }
 }

@@ -62,7 +62,8 @@ import Testing
                 return "p1"
             }
         }
-        let project = try CreateProject(store: Keep(), secrets: PlainSecrets())(name: "Acme", now: Date(), audit: AuditEntry(actor: .operatorToken, action: "test", clientAddress: nil, at: Date()))
+        let project = try CreateProject(store: Keep(), secrets: PlainSecrets())(
+            name: "Acme", now: Date(), audit: AuditEntry(actor: .operatorToken, action: "test", clientAddress: nil, at: Date()))
         #expect(project.development.publishableKey == "pk_test_minted")
         #expect(project.production.secretKey == "sk_live_minted")
     }

@@ -244,11 +244,14 @@ import ZevAuthTesting
         let server = try TestServer(live: true)
         let project = try project(server)
         let other = try self.project(server)
-        #expect(try call(server, "POST", "/v1/admin/callbacks", token: project.developmentSecret, json: ["uri": "com.a.app:/cb"]).status == 201)
-        #expect(try call(server, "POST", "/v1/admin/callbacks", token: project.productionSecret, json: ["uri": "com.b.app:/cb"]).status == 201)
+        #expect(
+            try call(server, "POST", "/v1/admin/callbacks", token: project.developmentSecret, json: ["uri": "com.a.app:/cb"]).status == 201)
+        #expect(
+            try call(server, "POST", "/v1/admin/callbacks", token: project.productionSecret, json: ["uri": "com.b.app:/cb"]).status == 201)
         let domain = "scope-\(UUID().uuidString.prefix(8).lowercased()).example.com"
         #expect(try call(server, "POST", "/v1/admin/domains", token: project.productionSecret, json: ["domain": domain]).status == 201)
-        #expect(try call(server, "POST", "/v1/admin/callbacks", token: other.developmentSecret, json: ["uri": "com.c.app:/cb"]).status == 201)
+        #expect(
+            try call(server, "POST", "/v1/admin/callbacks", token: other.developmentSecret, json: ["uri": "com.c.app:/cb"]).status == 201)
 
         func listed(_ token: String, limit: Int = 100) throws -> [[String: Any]] {
             var items: [[String: Any]] = []
@@ -306,7 +309,10 @@ import ZevAuthTesting
             try rows(where: "subject_user_id = $1::uuid", [fixture.userID]).map(\.action) == [
                 "signin.password", "signin.failed_password", "password.change", "mfa.enrol",
             ])
-        #expect(try rows(where: "subject_user_id = $1::uuid", [fixture.userID]).allSatisfy { $0.actorKind == "account" && $0.actorID == fixture.userID })
+        #expect(
+            try rows(where: "subject_user_id = $1::uuid", [fixture.userID]).allSatisfy {
+                $0.actorKind == "account" && $0.actorID == fixture.userID
+            })
         let (page, _) = try AccountTests.accountPage(owner)
         let section = try #require(page.text.components(separatedBy: "<h2 id=\"recent-activity\">Recent activity</h2>").last)
         let list = try #require(section.components(separatedBy: "</ul>").first)

@@ -134,7 +134,8 @@ extension FakeTenancyStore: SecretKeyLookupStore, ProjectCreationStore, ProjectL
         }
     }
 
-    public func addSecretKey(environmentID: String, keyHash: String, suffix: String, now: Date, audit: AuditEntry) throws -> SecretKeyRecord {
+    public func addSecretKey(environmentID: String, keyHash: String, suffix: String, now: Date, audit: AuditEntry) throws -> SecretKeyRecord
+    {
         record(audit)
         let record = SecretKeyRecord(id: nextID(), suffix: suffix, createdAt: now, revokedAt: nil)
         state.withLock { $0.keys.append((environmentID, keyHash, record)) }
@@ -171,7 +172,8 @@ extension FakeTenancyStore: SecretKeyLookupStore, ProjectCreationStore, ProjectL
         }
     }
 
-    public func addDomain(projectID: String, domain: String, verificationToken: String, now: Date, audit: AuditEntry) throws -> DomainRecord {
+    public func addDomain(projectID: String, domain: String, verificationToken: String, now: Date, audit: AuditEntry) throws -> DomainRecord
+    {
         record(audit)
         return try state.withLock { state in
             if state.domains.contains(where: { $0.projectID == projectID && $0.record.domain == domain }) {

@@ -16,8 +16,12 @@ extension AuditEntry {
 public struct AuditRecord: Sendable, Equatable {
     /// The row's id (a UUID), also the list's cursor.
     public let id: String
+    /// What the row records.
     public let entry: AuditEntry
 
+    /// - Parameters:
+    ///   - id: the row's id.
+    ///   - entry: its contents.
     public init(id: String, entry: AuditEntry) {
         self.id = id
         self.entry = entry

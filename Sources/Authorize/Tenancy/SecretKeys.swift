@@ -42,7 +42,8 @@ public struct SecretKeys: Sendable {
     /// Mints a key for `environment` (`sk_live_…` in production, `sk_test_…` in development).
     /// - Returns: the stored record and the key, which is shown only once.
     /// - Throws: when the CSPRNG fails; `StoreUnavailable`.
-    public func create(for environment: EnvironmentRecord, now: Date, audit: AuditEntry) throws -> (record: SecretKeyRecord, secret: String) {
+    public func create(for environment: EnvironmentRecord, now: Date, audit: AuditEntry) throws -> (record: SecretKeyRecord, secret: String)
+    {
         let secret = try secrets.mintToken(prefix: environment.kind.secretKeyPrefix)
         let record = try store.addSecretKey(
             environmentID: environment.id, keyHash: secrets.digest(secret), suffix: String(secret.suffix(4)), now: now, audit: audit)
