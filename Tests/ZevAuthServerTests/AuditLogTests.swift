@@ -328,4 +328,28 @@ import ZevAuthTesting
         // A failed password for an address with no account records nothing (there is no one to record it for).
         #expect(try rows(where: "action = 'signin.failed_password' AND subject_user_id IS NULL", []).isEmpty)
     }
+
+    @Test func signingKeyRotationAndRevocationLeaveOneRowEachAndARefusedRotationNone() throws {
+        let keys = SigningKeyTests()
+        let clock = ManualClock()
+        let (server, schema) = try keys.server(live: true, clock: clock)
+        func actions() throws -> [String] {
+            try schema.pool.query("SELECT action FROM audit_log WHERE action LIKE 'signing_key.%' ORDER BY at, id").rows.map {
+                try $0.string("action")
+            }
+        }
+        let send = { (path: String) in try server.client.send("POST", path, headers: keys.operatorAuth, body: []) }
+        // Too early (the next keys were published less than the JWKS cache time ago): 409, no row.
+        #expect(try send("/v1/admin/signing-keys/rotate").status == 409)
+        #expect(try actions().isEmpty)
+        clock.advance(by: 301)
+        #expect(try send("/v1/admin/signing-keys/rotate").status == 200)
+        let current = try #require(keys.kid(try keys.list(server), "ES256", "current"))
+        clock.advance(by: 1)
+        #expect(try send("/v1/admin/signing-keys/\(current)/revoke").status == 200)
+        #expect(try send("/v1/admin/signing-keys/\(current)/revoke").status == 404)
+        #expect(try actions() == ["signing_key.rotate", "signing_key.revoke"])
+        let target = try schema.pool.query("SELECT target FROM audit_log WHERE action = 'signing_key.revoke'").rows.map { $0["target"] }
+        #expect(target == [current])
+    }
 }
