@@ -34,7 +34,7 @@ let package = Package(
         .target(name: "Encoding"),
         .target(name: "PKCE", dependencies: ["Encoding"]),
         .target(name: "Authorize", dependencies: ["PKCE", "Encoding"]),
-        .target(name: "Association", dependencies: ["Encoding"]),
+        .target(name: "Association", dependencies: ["Encoding", "Authorize"]),
 
         // MARK: Storage, server, executable
         .target(name: "PostgresStore", dependencies: ["Postgres", "Authorize", "Association", "Encoding"], resources: []),

@@ -1,23 +1,28 @@
+import Authorize
 import Foundation
 
 /// What registering and managing an environment's apps needs from storage (docs/protocol.md#apps). The
 /// store enforces the limits of docs/protocol.md#app-limits atomically and reports them as `AppLimitError`.
+/// Each change writes its `audit` row in its own transaction, and only when it takes effect
+/// (docs/console.md, "Audit log").
 public protocol AppRegistrationStore: Sendable {
     /// Registers an app.
     /// - Throws: `AppLimitError` (an 11th app of the platform, a 6th fingerprint, another Apple team),
     ///   `DuplicateApp` (the bundle ID or package name is registered in the environment), `StoreUnavailable`.
-    func createApp(environmentID: String, identity: AppIdentity, now: Date) throws -> AppRecord
+    func createApp(environmentID: String, identity: AppIdentity, now: Date, audit: AuditEntry) throws -> AppRecord
     /// An app of this environment.
     func app(environmentID: String, id: String) throws -> AppRecord?
     /// Up to `limit` of the environment's apps in creation order after the app `after`.
     func apps(environmentID: String, after: String?, limit: Int) throws -> [AppRecord]
     /// Replaces an Android app's certificates. - Returns: the app, or nil when the environment has no such Android app.
     /// - Throws: `AppLimitError.nativeAppLimit` (more than 5).
-    func replaceFingerprints(environmentID: String, id: String, fingerprints: [CertificateFingerprint]) throws -> AppRecord?
+    func replaceFingerprints(
+        environmentID: String, id: String, fingerprints: [CertificateFingerprint], audit: AuditEntry
+    ) throws -> AppRecord?
     /// Sets or clears the operator's production custom-scheme exception of an app of any environment.
-    func setProductionCustomScheme(id: String, scheme: String?) throws -> AppRecord?
+    func setProductionCustomScheme(id: String, scheme: String?, audit: AuditEntry) throws -> AppRecord?
     /// Deletes an app of this environment (its certificates and link states go with it). - Returns: whether one was.
-    func deleteApp(environmentID: String, id: String) throws -> Bool
+    func deleteApp(environmentID: String, id: String, audit: AuditEntry) throws -> Bool
     /// The link states of these apps, by app id, each list ordered by domain.
     func linkStates(appIDs: [String]) throws -> [String: [LinkStateRecord]]
 }
@@ -97,9 +102,9 @@ public struct AppRegistration: Sendable {
 
     /// Registers an app.
     /// - Throws: `StoreUnavailable`.
-    public func register(environmentID: String, identity: AppIdentity, now: Date) throws -> Result<AppRecord, Refusal> {
+    public func register(environmentID: String, identity: AppIdentity, now: Date, audit: AuditEntry) throws -> Result<AppRecord, Refusal> {
         do {
-            return .success(try store.createApp(environmentID: environmentID, identity: identity, now: now))
+            return .success(try store.createApp(environmentID: environmentID, identity: identity, now: now, audit: audit))
         } catch let limit as AppLimitError {
             return .failure(.limit(limit))
         } catch is DuplicateApp {
@@ -128,13 +133,17 @@ public struct AppRegistration: Sendable {
 
     /// Replaces an Android app's certificates.
     /// - Throws: `StoreUnavailable`.
-    public func replaceFingerprints(environmentID: String, id: String, fingerprints: [CertificateFingerprint]) throws -> Result<
+    public func replaceFingerprints(
+        environmentID: String, id: String, fingerprints: [CertificateFingerprint], audit: AuditEntry
+    ) throws -> Result<
         AppRecord, Refusal
     > {
         guard let existing = try store.app(environmentID: environmentID, id: id) else { return .failure(.notFound) }
         guard existing.platform == .android else { return .failure(.notAndroid) }
         do {
-            guard let updated = try store.replaceFingerprints(environmentID: environmentID, id: id, fingerprints: fingerprints) else {
+            guard
+                let updated = try store.replaceFingerprints(environmentID: environmentID, id: id, fingerprints: fingerprints, audit: audit)
+            else {
                 return .failure(.notFound)
             }
             return .success(updated)
@@ -146,11 +155,13 @@ public struct AppRegistration: Sendable {
     /// The operator's production custom-scheme exception (`scheme` already a reverse-domain private-use
     /// scheme, or nil to clear). - Returns: the app, or nil when there is no such app.
     /// - Throws: `StoreUnavailable`.
-    public func setProductionCustomScheme(id: String, scheme: String?) throws -> AppRecord? {
-        try store.setProductionCustomScheme(id: id, scheme: scheme)
+    public func setProductionCustomScheme(id: String, scheme: String?, audit: AuditEntry) throws -> AppRecord? {
+        try store.setProductionCustomScheme(id: id, scheme: scheme, audit: audit)
     }
 
     /// Deletes an app. - Returns: whether the environment had it.
     /// - Throws: `StoreUnavailable`.
-    public func delete(environmentID: String, id: String) throws -> Bool { try store.deleteApp(environmentID: environmentID, id: id) }
+    public func delete(environmentID: String, id: String, audit: AuditEntry) throws -> Bool {
+        try store.deleteApp(environmentID: environmentID, id: id, audit: audit)
+    }
 }

@@ -1,3 +1,4 @@
+import Authorize
 import Foundation
 
 /// What proving a domain by its token file needs from storage.
@@ -5,7 +6,7 @@ public protocol DomainTokenStore: Sendable {
     /// The verification token of a project's domain, or nil when the project has no such domain.
     func domainVerificationToken(projectID: String, domain: String) throws -> String?
     /// Marks a project's domain verified. - Returns: false when the project has no such domain.
-    func markDomainVerified(projectID: String, domain: String, hosted: Bool?, now: Date) throws -> Bool
+    func markDomainVerified(projectID: String, domain: String, hosted: Bool?, now: Date, audit: AuditEntry) throws -> Bool
 }
 
 /// Domain ownership by token file (docs/protocol.md#admin-calls): the body of
@@ -43,8 +44,8 @@ public struct DomainVerification: Sendable {
 
     /// Marks the domain verified once its file held the token.
     /// - Throws: `StoreUnavailable`.
-    public func markVerified(projectID: String, domain: String, now: Date) throws {
-        _ = try store.markDomainVerified(projectID: projectID, domain: domain, hosted: nil, now: now)
+    public func markVerified(projectID: String, domain: String, now: Date, audit: AuditEntry) throws {
+        _ = try store.markDomainVerified(projectID: projectID, domain: domain, hosted: nil, now: now, audit: audit)
     }
 
     /// Whether `a` equals `b`, in time that depends on their lengths only.

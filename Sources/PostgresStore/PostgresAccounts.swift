@@ -27,23 +27,48 @@ public struct PostgresAccounts: Sendable, CreateUserStore, AccountSignInStore, C
     ///
     /// The insert never raises a unique violation on the email (`ON CONFLICT … DO NOTHING`): PostgreSQL
     /// would write the violating key, the normalised address, into its own log.
+    /// `audit` (the operator's `account.create`, named after the new account; nil for a person's sign-up)
+    /// is written in the same transaction, so a taken address leaves no row.
     /// - Throws: `StoreError.duplicate("users_email_unique")` when the address's key is taken; `StoreUnavailable`.
-    public func createUser(email: EmailAddress, name: DisplayName, passwordHash: String, now: Date) throws -> UserRecord {
-        try createUser(email: email.typed, emailKey: email.key, name: name.text, passwordHash: passwordHash, now: now)
+    public func createUser(email: EmailAddress, name: DisplayName, passwordHash: String, now: Date, audit: AuditEntry?) throws -> UserRecord
+    {
+        guard let audit else {
+            return try createUser(email: email.typed, emailKey: email.key, name: name.text, passwordHash: passwordHash, now: now)
+        }
+        let row = try PostgresEdge.run {
+            try pool.transaction { connection -> PostgresRow? in
+                guard
+                    let row = try Self.insertUser(
+                        connection, email: email.typed, emailKey: email.key, name: name.text, passwordHash: passwordHash, now: now)
+                else { return nil }
+                try AuditRows.insert(audit.naming(try row.string("id")), on: connection)
+                return row
+            }
+        }
+        guard let row else { throw StoreError.duplicate(constraint: "users_email_unique") }
+        return try PostgresEdge.run { try Self.user(from: row) }
+    }
+
+    private static func insertUser(
+        _ connection: PostgresConnection, email: String, emailKey: String, name: String, passwordHash: String, now: Date
+    ) throws -> PostgresRow? {
+        try connection.query(
+            """
+            INSERT INTO users (email, email_normalized, email_key_rule, name, password_hash, password_changed_at, created_at)
+            VALUES ($1, $2, $6::smallint, $3, $4, to_timestamp($5::float8), to_timestamp($5::float8))
+            ON CONFLICT ON CONSTRAINT users_email_unique DO NOTHING
+            RETURNING \(Self.userColumns)
+            """, [email, emailKey, name, passwordHash, SQLTime.parameter(now), String(PostgresStore.emailKeyRule)]
+        ).first
     }
 
     /// `createUser(email:name:passwordHash:now:)` over raw values, for the development seed and the
     /// migration-era callers that hold an address's key already.
     public func createUser(email: String, emailKey: String, name: String, passwordHash: String, now: Date) throws -> UserRecord {
         let row = try PostgresEdge.run {
-            try pool.query(
-                """
-                INSERT INTO users (email, email_normalized, email_key_rule, name, password_hash, password_changed_at, created_at)
-                VALUES ($1, $2, $6::smallint, $3, $4, to_timestamp($5::float8), to_timestamp($5::float8))
-                ON CONFLICT ON CONSTRAINT users_email_unique DO NOTHING
-                RETURNING \(Self.userColumns)
-                """, [email, emailKey, name, passwordHash, SQLTime.parameter(now), String(PostgresStore.emailKeyRule)]
-            ).first
+            try pool.transaction { connection in
+                try Self.insertUser(connection, email: email, emailKey: emailKey, name: name, passwordHash: passwordHash, now: now)
+            }
         }
         guard let row else { throw StoreError.duplicate(constraint: "users_email_unique") }
         return try PostgresEdge.run { try Self.user(from: row) }
@@ -134,8 +159,9 @@ public struct PostgresAccounts: Sendable, CreateUserStore, AccountSignInStore, C
 
     /// Closes an account: sets `closed_at` once and ends every session. Idempotent: closing a closed
     /// account changes nothing and answers its first closing time.
+    /// `audit` is written in the same transaction when the account exists.
     /// - Returns: the account and when it was closed, or nil when no account has this id.
-    public func closeUser(id: String, now: Date) throws -> (UserRecord, Date)? {
+    public func closeUser(id: String, now: Date, audit: AuditEntry) throws -> (UserRecord, Date)? {
         guard UUID(uuidString: id) != nil else { return nil }
         return try PostgresEdge.run {
             try pool.transaction { connection in
@@ -148,6 +174,7 @@ public struct PostgresAccounts: Sendable, CreateUserStore, AccountSignInStore, C
                     ).first
                 else { return nil }
                 try Self.endEverything(connection, userID: id, now: now, reason: "account_closed")
+                try AuditRows.insert(audit, on: connection)
                 return (try Self.user(from: row), try row.date("closed_at"))
             }
         }
@@ -155,7 +182,8 @@ public struct PostgresAccounts: Sendable, CreateUserStore, AccountSignInStore, C
 
     /// Removes the TOTP factor and recovery codes and ends every session, in one transaction
     /// (docs/protocol.md#mfa-reset). - Returns: nil for an unknown id (or one that is not a UUID).
-    public func resetMFA(userID: String, now: Date) throws -> (user: UserRecord, hadFactor: Bool)? {
+    /// `audit` is written in the same transaction when the account exists.
+    public func resetMFA(userID: String, now: Date, audit: AuditEntry) throws -> (user: UserRecord, hadFactor: Bool)? {
         guard UUID(uuidString: userID) != nil else { return nil }
         return try PostgresEdge.run {
             try pool.transaction { connection -> (user: UserRecord, hadFactor: Bool)? in
@@ -165,6 +193,7 @@ public struct PostgresAccounts: Sendable, CreateUserStore, AccountSignInStore, C
                 let factors = try connection.query("DELETE FROM totp_factors WHERE user_id = $1", [userID]).rowsAffected
                 let codes = try connection.query("DELETE FROM recovery_codes WHERE user_id = $1", [userID]).rowsAffected
                 try Self.endEverything(connection, userID: userID, now: now, reason: "mfa_reset")
+                try AuditRows.insert(audit, on: connection)
                 return (try Self.user(from: row), factors + codes > 0)
             }
         }

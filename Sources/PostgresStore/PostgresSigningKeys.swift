@@ -71,7 +71,7 @@ extension PostgresSigningKeys: SigningKeyStore {
         }
     }
 
-    public func rotate(_ steps: [SigningKeyPolicy.RotationStep], newNext: [NewSigningKey], now: Date) throws -> Bool {
+    public func rotate(_ steps: [SigningKeyPolicy.RotationStep], newNext: [NewSigningKey], now: Date, audit: AuditEntry) throws -> Bool {
         do {
             return try PostgresEdge.run {
                 try pool.transaction { connection in
@@ -94,6 +94,7 @@ extension PostgresSigningKeys: SigningKeyStore {
                     try connection.query(
                         "DELETE FROM signing_keys WHERE state = 'retired' AND retires_at <= to_timestamp($1::float8)",
                         [SQLTime.parameter(now)])
+                    try AuditRows.insert(audit, on: connection)
                     return true
                 }
             }
@@ -102,7 +103,7 @@ extension PostgresSigningKeys: SigningKeyStore {
         }
     }
 
-    public func revoke(kid: String, replacement: NewSigningKey, now: Date) throws -> SigningKeyRevocation? {
+    public func revoke(kid: String, replacement: NewSigningKey, now: Date, audit: AuditEntry) throws -> SigningKeyRevocation? {
         do {
             return try PostgresEdge.run {
                 try pool.transaction { connection -> SigningKeyRevocation? in
@@ -133,6 +134,7 @@ extension PostgresSigningKeys: SigningKeyStore {
                             Self.insertSQL, Self.insertParameters(replacement, state: .next, now: now))
                         guard inserted.rowsAffected == 1 else { throw KeysChanged() }
                     }
+                    try AuditRows.insert(audit, on: connection)
                     return SigningKeyRevocation(kid: kid, algorithm: algorithm, previousState: state, promotedKID: promoted)
                 }
             }

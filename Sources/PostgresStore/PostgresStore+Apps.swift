@@ -65,31 +65,33 @@ public struct PostgresApps: Sendable {
         }
     }
 
-    /// Registers an app; an Android app with its certificates, in one transaction.
+    /// Registers an app; an Android app with its certificates; with `audit` named after the new app; in one
+    /// transaction.
     /// - Throws: `AppLimitError.nativeAppLimit` (an 11th app of the platform, a 6th fingerprint),
     ///   `.teamMismatch` (another Apple team), `DuplicateApp`, `StoreUnavailable`.
-    public func createApp(environmentID: String, identity: AppIdentity, now: Date) throws -> AppRecord {
+    public func createApp(environmentID: String, identity: AppIdentity, now: Date, audit: AuditEntry) throws -> AppRecord {
         try Self.edge {
-            let id: String
-            switch identity {
-            case .ios(let app):
-                id = try pool.query(
-                    """
-                    INSERT INTO mobile_apps (environment_id, platform, team_id, bundle_id, created_at)
-                    VALUES ($1, 'ios', $2, $3, to_timestamp($4::float8)) RETURNING id
-                    """, [environmentID, app.teamID.value, app.bundleID.value, SQLTime.parameter(now)]
-                ).rows[0].string("id")
-            case .android(let app):
-                id = try pool.transaction { connection in
-                    let id = try connection.query(
+            let id: String = try pool.transaction { connection in
+                let id: String
+                switch identity {
+                case .ios(let app):
+                    id = try connection.query(
+                        """
+                        INSERT INTO mobile_apps (environment_id, platform, team_id, bundle_id, created_at)
+                        VALUES ($1, 'ios', $2, $3, to_timestamp($4::float8)) RETURNING id
+                        """, [environmentID, app.teamID.value, app.bundleID.value, SQLTime.parameter(now)]
+                    ).rows[0].string("id")
+                case .android(let app):
+                    id = try connection.query(
                         """
                         INSERT INTO mobile_apps (environment_id, platform, package_name, created_at)
                         VALUES ($1, 'android', $2, to_timestamp($3::float8)) RETURNING id
                         """, [environmentID, app.packageName.value, SQLTime.parameter(now)]
                     ).rows[0].string("id")
                     try Self.insertFingerprints(connection, appID: id, app.fingerprints)
-                    return id
                 }
+                try AuditRows.insert(audit.naming(id), on: connection)
+                return id
             }
             guard let app = try app(environmentID: environmentID, id: id) else { throw StoreError.notFound }
             return app
@@ -105,10 +107,12 @@ public struct PostgresApps: Sendable {
         }
     }
 
-    /// Replaces an Android app's certificates (PATCH `sha256CertFingerprints`), in one transaction.
+    /// Replaces an Android app's certificates (PATCH `sha256CertFingerprints`), with `audit`, in one transaction.
     /// - Returns: the updated app, or nil when this environment has no such Android app.
     /// - Throws: `AppLimitError.nativeAppLimit` (more than 5), `StoreUnavailable`.
-    public func replaceFingerprints(environmentID: String, id: String, fingerprints: [CertificateFingerprint]) throws -> AppRecord? {
+    public func replaceFingerprints(
+        environmentID: String, id: String, fingerprints: [CertificateFingerprint], audit: AuditEntry
+    ) throws -> AppRecord? {
         guard UUID(uuidString: id) != nil else { return nil }
         let found = try Self.edge {
             try pool.transaction { connection -> Bool in
@@ -120,6 +124,7 @@ public struct PostgresApps: Sendable {
                 else { return false }
                 try connection.query("DELETE FROM android_fingerprints WHERE app_id = $1", [id])
                 try Self.insertFingerprints(connection, appID: id, fingerprints)
+                try AuditRows.insert(audit, on: connection)
                 return true
             }
         }
@@ -127,17 +132,27 @@ public struct PostgresApps: Sendable {
     }
 
     /// Sets or clears the operator's production custom-scheme exception for an app of any environment.
+    /// `audit` is written in the same transaction, with the app's project and environment.
     /// - Returns: the updated app, or nil when there is no such app.
     /// - Throws: `StoreUnavailable`.
-    public func setProductionCustomScheme(id: String, scheme: String?) throws -> AppRecord? {
+    public func setProductionCustomScheme(id: String, scheme: String?, audit: AuditEntry) throws -> AppRecord? {
         guard UUID(uuidString: id) != nil else { return nil }
         return try PostgresEdge.run {
-            guard
-                let row = try pool.query(
-                    "UPDATE mobile_apps SET production_custom_scheme = $2 WHERE id = $1 RETURNING environment_id", [id, scheme]
-                ).first
-            else { return nil }
-            return try app(environmentID: try row.string("environment_id"), id: id)
+            let environmentID: String? = try pool.transaction { connection in
+                guard
+                    let row = try connection.query(
+                        """
+                        UPDATE mobile_apps a SET production_custom_scheme = $2 FROM environments e
+                        WHERE a.id = $1 AND e.id = a.environment_id RETURNING a.environment_id, e.project_id
+                        """, [id, scheme]
+                    ).first
+                else { return nil }
+                let environmentID = try row.string("environment_id")
+                try AuditRows.insert(
+                    audit.naming(id, projectID: try row.string("project_id"), environmentID: environmentID), on: connection)
+                return environmentID
+            }
+            return try environmentID.flatMap { try app(environmentID: $0, id: id) }
         }
     }
 
@@ -172,12 +187,16 @@ public struct PostgresApps: Sendable {
     }
 
     /// Deletes an app of this environment (its certificates and link states go with it).
+    /// `audit` is written by the same statement (a data-modifying CTE), only when an app is deleted.
     /// - Returns: whether one was deleted.
     /// - Throws: `StoreUnavailable`.
-    public func deleteApp(environmentID: String, id: String) throws -> Bool {
+    public func deleteApp(environmentID: String, id: String, audit: AuditEntry) throws -> Bool {
         guard UUID(uuidString: id) != nil else { return false }
         return try PostgresEdge.run {
-            try pool.query("DELETE FROM mobile_apps WHERE id = $1 AND environment_id = $2", [id, environmentID]).rowsAffected == 1
+            try pool.query(
+                AuditRows.sql(insertingAfter: "DELETE FROM mobile_apps WHERE id = $11 AND environment_id = $12 RETURNING id"),
+                AuditRows.parameters(audit) + [id, environmentID]
+            ).first != nil
         }
     }
 

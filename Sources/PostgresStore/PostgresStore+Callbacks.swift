@@ -15,23 +15,28 @@ public struct PostgresCallbacks: CallbackStore {
     }
 
     /// Registers a parsed redirect URI for an environment, with its parts, so the start never parses it
-    /// again (sql/008).
+    /// again (sql/008), with `audit` named after the new callback, in one transaction.
     /// - Throws: `StoreError.duplicate("callbacks_unique")` when it is registered already; `StoreUnavailable`.
-    public func addCallback(environmentID: String, uri: RedirectURI, now: Date) throws -> CallbackRecord {
+    public func addCallback(environmentID: String, uri: RedirectURI, now: Date, audit: AuditEntry) throws -> CallbackRecord {
         try PostgresEdge.run {
             do {
-                return try Self.callback(
-                    from: pool.query(
-                        """
-                        INSERT INTO callbacks (environment_id, uri, kind, scheme, host, port, path_and_query, created_at)
-                        VALUES ($1, $2, $3, $4, $5, $6::integer, $7, to_timestamp($8::float8))
-                        RETURNING id, uri, kind, created_at
-                        """,
-                        [
-                            environmentID, uri.raw, uri.kind.rawValue, uri.scheme, uri.host, uri.port.map(String.init), uri.pathAndQuery,
-                            SQLTime.parameter(now),
-                        ]
-                    ).rows[0])
+                return try pool.transaction { connection in
+                    let record = try Self.callback(
+                        from: connection.query(
+                            """
+                            INSERT INTO callbacks (environment_id, uri, kind, scheme, host, port, path_and_query, created_at)
+                            VALUES ($1, $2, $3, $4, $5, $6::integer, $7, to_timestamp($8::float8))
+                            RETURNING id, uri, kind, created_at
+                            """,
+                            [
+                                environmentID, uri.raw, uri.kind.rawValue, uri.scheme, uri.host, uri.port.map(String.init),
+                                uri.pathAndQuery,
+                                SQLTime.parameter(now),
+                            ]
+                        ).rows[0])
+                    try AuditRows.insert(audit.naming(record.id), on: connection)
+                    return record
+                }
             } catch let error as PostgresError where error.sqlState == .uniqueViolation {
                 // Inside the edge, so the refusal is the domain's before any translation.
                 throw StoreError.duplicate(constraint: error.constraint ?? "callbacks_unique")
@@ -39,11 +44,20 @@ public struct PostgresCallbacks: CallbackStore {
         }
     }
 
-    /// Registers a redirect URI given as text (the development seed and tests); it must parse.
+    /// Registers a redirect URI given as text (the development seed and tests); it must parse. The audit
+    /// row names the server as the actor.
     /// - Throws: `StoreError.unstorableInput` when it is not a redirect URI this server accepts; as above.
     public func addCallback(environmentID: String, uri: String, kind: String, now: Date) throws -> CallbackRecord {
         guard case .success(let parsed) = RedirectURI.parse(uri) else { throw StoreError.unstorableInput }
         return try addCallback(environmentID: environmentID, uri: parsed, now: now)
+    }
+
+    /// Registers a parsed redirect URI outside the admin API (the development seed and tests): the audit
+    /// row names the server as the actor.
+    /// - Throws: as `addCallback(environmentID:uri:now:audit:)`.
+    public func addCallback(environmentID: String, uri: RedirectURI, now: Date) throws -> CallbackRecord {
+        try addCallback(
+            environmentID: environmentID, uri: uri, now: now, audit: .system("callback.add", environmentID: environmentID, now))
     }
 
     /// One page of an environment's callbacks in creation order.
@@ -64,11 +78,15 @@ public struct PostgresCallbacks: CallbackStore {
         }
     }
 
-    /// Deletes a callback of this environment. - Returns: whether one was deleted.
-    public func deleteCallback(environmentID: String, id: String) throws -> Bool {
+    /// Deletes a callback of this environment, with `audit` in the same statement (a data-modifying CTE)
+    /// when one is. - Returns: whether one was deleted.
+    public func deleteCallback(environmentID: String, id: String, audit: AuditEntry) throws -> Bool {
         guard UUID(uuidString: id) != nil else { return false }
         return try PostgresEdge.run {
-            try pool.query("DELETE FROM callbacks WHERE environment_id = $1 AND id = $2", [environmentID, id]).rowsAffected == 1
+            try pool.query(
+                AuditRows.sql(insertingAfter: "DELETE FROM callbacks WHERE environment_id = $11 AND id = $12 RETURNING id"),
+                AuditRows.parameters(audit) + [environmentID, id]
+            ).first != nil
         }
     }
 

@@ -8,6 +8,8 @@ extension PostgresStore {
         public let mfaChallenges: Int
         public let rateLimitCounters: Int
         public let browserBindings: Int
+        /// Audit-log rows past the 400-day retention (docs/console.md, "Audit log").
+        public var auditRows: Int = 0
     }
 
     /// Deletes what can no longer matter: pending sign-ins, MFA challenges, browser binding records, email
@@ -36,8 +38,30 @@ extension PostgresStore {
         try pool.query(
             "DELETE FROM email_outbox WHERE COALESCE(sent_at, failed_at) < to_timestamp($1::float8)", cutoff)
         try pool.query("DELETE FROM email_codes WHERE expires_at < to_timestamp($1::float8)", cutoff)
-        return PruneCounts(
+        var counts = PruneCounts(
             authorizationRequests: requests, authorizationCodes: codes, mfaChallenges: challenges, rateLimitCounters: counters,
             browserBindings: bindings)
+        counts.auditRows = try pruneAuditLog()
+        return counts
+    }
+
+    /// Deletes the audit-log rows past the retention (`PostgresAudit.retentionDays`, measured by the
+    /// database's `now()` exactly as sql/015_audit.sql's append-only trigger measures it, so a pass never
+    /// trips it), in batches of 1,000, at most 100 batches a pass (the next pass goes on).
+    /// - Returns: how many were deleted.
+    /// - Throws: `PostgresError`.
+    func pruneAuditLog() throws -> Int {
+        var deleted = 0
+        for _ in 0..<100 {
+            let batch = try pool.query(
+                """
+                DELETE FROM audit_log WHERE id IN (
+                    SELECT id FROM audit_log WHERE at < now() - make_interval(days => $1::integer) ORDER BY at LIMIT 1000)
+                """, [String(PostgresAudit.retentionDays)]
+            ).rowsAffected
+            deleted += batch
+            if batch < 1000 { break }
+        }
+        return deleted
     }
 }

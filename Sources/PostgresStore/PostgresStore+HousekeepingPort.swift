@@ -6,8 +6,10 @@ extension PostgresStore: HousekeepingStore {
     /// - Throws: `StoreUnavailable`, `StoreFault`.
     public func deleteExpired(before: Date) throws -> PrunedRows {
         let counts = try PostgresEdge.run { try pruneExpired(before: before) }
-        return PrunedRows(
+        var rows = PrunedRows(
             authorizationRequests: counts.authorizationRequests, authorizationCodes: counts.authorizationCodes,
             mfaChallenges: counts.mfaChallenges, rateLimitCounters: counts.rateLimitCounters, browserBindings: counts.browserBindings)
+        rows.auditRows = counts.auditRows
+        return rows
     }
 }

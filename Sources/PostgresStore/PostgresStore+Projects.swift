@@ -16,12 +16,13 @@ public struct PostgresTenancy: Sendable {
 
     /// Creates a project with its development and production environments and one secret key each, and
     /// the first owner's membership with its `member.add` audit row when `owner` is given, in one
-    /// transaction.
+    /// transaction, with `audit` named after the new project.
     /// - Returns: the project's id.
     /// - Throws: `MemberRefusal.noAccount` when the owner's account is gone (nothing created);
     ///   `StoreUnavailable`, `StoreError.unstorableInput`.
     public func createProject(
-        name: String, development: NewEnvironmentKeys, production: NewEnvironmentKeys, owner: NewProjectOwner? = nil, now: Date
+        name: String, development: NewEnvironmentKeys, production: NewEnvironmentKeys, owner: NewProjectOwner? = nil, now: Date,
+        audit: AuditEntry
     ) throws -> String {
         try PostgresEdge.run {
             try pool.transaction { connection in
@@ -40,6 +41,7 @@ public struct PostgresTenancy: Sendable {
                         """,
                         [projectID, kind.rawValue, keys.publishableKey, keys.secretKeyHash, keys.secretKeySuffix, SQLTime.parameter(now)])
                 }
+                try AuditRows.insert(audit.naming(projectID, projectID: projectID), on: connection)
                 if let owner {
                     try PostgresMembers.insertMember(
                         projectID: projectID, userID: owner.userID, role: .owner,
@@ -151,8 +153,11 @@ public struct PostgresTenancy: Sendable {
     /// grows, sessions already past the current (shorter) window are ended first with reason `expired`, so
     /// lengthening never revives a session that had ended.
     /// - Returns: the environment with its new settings, or nil when it does not exist.
+    /// `audit` is written in the same transaction when the environment exists.
     /// - Throws: `StoreUnavailable`.
-    public func updateSessionSettings(environmentID: String, _ update: SessionSettingsUpdate, now: Date) throws -> EnvironmentRecord? {
+    public func updateSessionSettings(
+        environmentID: String, _ update: SessionSettingsUpdate, now: Date, audit: AuditEntry
+    ) throws -> EnvironmentRecord? {
         try PostgresEdge.run {
             try pool.transaction { connection in
                 guard
@@ -187,6 +192,7 @@ public struct PostgresTenancy: Sendable {
                         update.accessTokenTTLMinutes.map(String.init), update.refreshReuseGraceSeconds.map(String.init),
                         update.idTokenSigningAlg?.rawValue, update.requireVerifiedEmail.map { $0 ? "true" : "false" },
                     ])
+                try AuditRows.insert(audit, on: connection)
                 return try connection.query(
                     "SELECT \(Self.environmentColumns) FROM environments e JOIN projects p ON p.id = e.project_id WHERE e.id = $1",
                     [environmentID]
@@ -207,17 +213,23 @@ public struct PostgresTenancy: Sendable {
     /// - Parameters:
     ///   - keyHash: SHA-256 hex of the `sk_…` key (the key itself is never stored).
     ///   - suffix: its last 4 characters.
+    ///   - audit: the `secret_key.create` row, named after the new key's id, in the same transaction.
     /// - Throws: `StoreUnavailable`.
-    public func addSecretKey(environmentID: String, keyHash: String, suffix: String, now: Date) throws -> SecretKeyRecord {
+    public func addSecretKey(environmentID: String, keyHash: String, suffix: String, now: Date, audit: AuditEntry) throws -> SecretKeyRecord
+    {
         try PostgresEdge.run {
-            try Self.secretKey(
-                from: pool.query(
-                    """
-                    INSERT INTO secret_keys (environment_id, key_hash, key_suffix, created_at)
-                    VALUES ($1, $2, $3, to_timestamp($4::float8))
-                    RETURNING id, key_suffix, created_at, revoked_at
-                    """, [environmentID, keyHash, suffix, SQLTime.parameter(now)]
-                ).rows[0])
+            try pool.transaction { connection in
+                let record = try Self.secretKey(
+                    from: connection.query(
+                        """
+                        INSERT INTO secret_keys (environment_id, key_hash, key_suffix, created_at)
+                        VALUES ($1, $2, $3, to_timestamp($4::float8))
+                        RETURNING id, key_suffix, created_at, revoked_at
+                        """, [environmentID, keyHash, suffix, SQLTime.parameter(now)]
+                    ).rows[0])
+                try AuditRows.insert(audit.naming(record.id), on: connection)
+                return record
+            }
         }
     }
 
@@ -248,8 +260,9 @@ public struct PostgresTenancy: Sendable {
     /// Revokes a secret key of an environment, never its last live one. The environment row is locked
     /// first, so two concurrent revocations of its last two keys cannot both succeed: the second runs
     /// its check on a snapshot taken after the first committed.
+    /// `audit` is written in the same transaction when a live key is revoked.
     /// - Throws: `StoreUnavailable`.
-    public func revokeSecretKey(environmentID: String, id: String, now: Date) throws -> SecretKeyRevocation {
+    public func revokeSecretKey(environmentID: String, id: String, now: Date, audit: AuditEntry) throws -> SecretKeyRevocation {
         guard UUID(uuidString: id) != nil else { return .notFound }
         return try PostgresEdge.run {
             try pool.transaction { connection in
@@ -268,7 +281,9 @@ public struct PostgresTenancy: Sendable {
                       AND EXISTS (SELECT 1 FROM secret_keys o WHERE o.environment_id = $2 AND o.id <> $1 AND o.revoked_at IS NULL)
                     """, [id, environmentID, SQLTime.parameter(now)]
                 ).rowsAffected
-                return revoked == 1 ? .revoked : .lastKey
+                guard revoked == 1 else { return .lastKey }
+                try AuditRows.insert(audit, on: connection)
+                return .revoked
             }
         }
     }
@@ -276,18 +291,24 @@ public struct PostgresTenancy: Sendable {
     // MARK: Domains
 
     /// Adds a domain to a project with the token it must publish.
+    /// `audit` is written in the same transaction, so a duplicate leaves no row.
     /// - Throws: `StoreError.duplicate("project_domains_unique")`, `StoreUnavailable`.
-    public func addDomain(projectID: String, domain: String, verificationToken: String, now: Date) throws -> DomainRecord {
+    public func addDomain(projectID: String, domain: String, verificationToken: String, now: Date, audit: AuditEntry) throws -> DomainRecord
+    {
         try PostgresEdge.run {
             do {
-                return try Self.domain(
-                    from: pool.query(
-                        """
-                        INSERT INTO project_domains (project_id, domain, verification_token, created_at)
-                        VALUES ($1, $2, $3, to_timestamp($4::float8))
-                        RETURNING domain, verification_token, verified_at, hosted
-                        """, [projectID, domain, verificationToken, SQLTime.parameter(now)]
-                    ).rows[0])
+                return try pool.transaction { connection in
+                    let record = try Self.domain(
+                        from: connection.query(
+                            """
+                            INSERT INTO project_domains (project_id, domain, verification_token, created_at)
+                            VALUES ($1, $2, $3, to_timestamp($4::float8))
+                            RETURNING domain, verification_token, verified_at, hosted
+                            """, [projectID, domain, verificationToken, SQLTime.parameter(now)]
+                        ).rows[0])
+                    try AuditRows.insert(audit, on: connection)
+                    return record
+                }
             } catch let error as PostgresError where error.sqlState == .uniqueViolation {
                 throw StoreError.duplicate(constraint: error.constraint ?? "project_domains_unique")
             }
@@ -312,18 +333,24 @@ public struct PostgresTenancy: Sendable {
     }
 
     /// Marks a project's domain verified (the token file, or the operator's mark).
+    /// `audit` is written in the same transaction when the domain exists.
     /// - Returns: false when the project has no such domain.
     /// - Throws: `StoreUnavailable`.
-    public func markDomainVerified(projectID: String, domain: String, hosted: Bool?, now: Date) throws -> Bool {
+    public func markDomainVerified(projectID: String, domain: String, hosted: Bool?, now: Date, audit: AuditEntry) throws -> Bool {
         guard UUID(uuidString: projectID) != nil else { return false }
         return try PostgresEdge.run {
-            try pool.query(
-                """
-                UPDATE project_domains SET verified_at = COALESCE(verified_at, to_timestamp($3::float8)),
-                       hosted = COALESCE($4::boolean, hosted)
-                WHERE project_id = $1 AND domain = $2
-                """, [projectID, domain, SQLTime.parameter(now), hosted.map { $0 ? "true" : "false" }]
-            ).rowsAffected == 1
+            try pool.transaction { connection in
+                let marked =
+                    try connection.query(
+                        """
+                        UPDATE project_domains SET verified_at = COALESCE(verified_at, to_timestamp($3::float8)),
+                               hosted = COALESCE($4::boolean, hosted)
+                        WHERE project_id = $1 AND domain = $2
+                        """, [projectID, domain, SQLTime.parameter(now), hosted.map { $0 ? "true" : "false" }]
+                    ).rowsAffected == 1
+                if marked { try AuditRows.insert(audit, on: connection) }
+                return marked
+            }
         }
     }
 
@@ -387,11 +414,13 @@ extension PostgresStore {
     /// An environment from a row with `environmentColumns`.
     static func environment(from row: PostgresRow) throws -> EnvironmentRecord { try PostgresTenancy.environment(from: row) }
 
-    // Kept for the callers outside tenancy until they move to their own ports.
+    // Kept for the callers outside tenancy until they move to their own ports (set-ups outside the admin
+    // API, such as `dev`): each change writes its audit row with the server as the actor.
 
     /// See `PostgresTenancy.createProject`.
     public func createProject(name: String, development: NewEnvironmentKeys, production: NewEnvironmentKeys, now: Date) throws -> String {
-        try tenancy.createProject(name: name, development: development, production: production, now: now)
+        try tenancy.createProject(
+            name: name, development: development, production: production, now: now, audit: .system("project.create", now))
     }
     /// See `PostgresTenancy.environment(secretKeyHash:)`.
     public func environment(secretKeyHash: String) throws -> EnvironmentRecord? { try tenancy.environment(secretKeyHash: secretKeyHash) }
@@ -401,21 +430,28 @@ extension PostgresStore {
     public func environment(id: String) throws -> EnvironmentRecord? { try tenancy.environment(id: id) }
     /// See `PostgresTenancy.updateSessionSettings`.
     public func updateSessionSettings(environmentID: String, _ update: SessionSettingsUpdate, now: Date) throws -> EnvironmentRecord? {
-        try tenancy.updateSessionSettings(environmentID: environmentID, update, now: now)
+        try tenancy.updateSessionSettings(
+            environmentID: environmentID, update, now: now, audit: .system("settings.update", environmentID: environmentID, now))
     }
     /// See `PostgresTenancy.revokeSecretKey`.
     public func revokeSecretKey(environmentID: String, id: String, now: Date) throws -> SecretKeyRevocation {
-        try tenancy.revokeSecretKey(environmentID: environmentID, id: id, now: now)
+        try tenancy.revokeSecretKey(
+            environmentID: environmentID, id: id, now: now,
+            audit: .system("secret_key.revoke", target: id, environmentID: environmentID, now))
     }
     /// See `PostgresTenancy.addDomain`.
     public func addDomain(projectID: String, domain: String, verificationToken: String, now: Date) throws -> DomainRecord {
-        try tenancy.addDomain(projectID: projectID, domain: domain, verificationToken: verificationToken, now: now)
+        try tenancy.addDomain(
+            projectID: projectID, domain: domain, verificationToken: verificationToken, now: now,
+            audit: .system("domain.add", target: domain, projectID: projectID, now))
     }
     /// See `PostgresTenancy.domains`.
     public func domains(projectID: String) throws -> [DomainRecord] { try tenancy.domains(projectID: projectID) }
     /// See `PostgresTenancy.markDomainVerified`.
     public func markDomainVerified(projectID: String, domain: String, hosted: Bool?, now: Date) throws -> Bool {
-        try tenancy.markDomainVerified(projectID: projectID, domain: domain, hosted: hosted, now: now)
+        try tenancy.markDomainVerified(
+            projectID: projectID, domain: domain, hosted: hosted, now: now,
+            audit: .system(hosted == nil ? "domain.verify" : "domain.mark_hosted", target: domain, projectID: projectID, now))
     }
     /// See `PostgresTenancy.isDomainVerified`.
     public func isDomainVerified(projectID: String, domain: String) throws -> Bool {

@@ -135,6 +135,7 @@ struct AccountHandlers: Sendable {
                 cookies: [fresh.setCookie, KnownBrowsers(context: context).signedIn(userID: user.id, request)])
         case .signedIn(let token, _):
             context.metrics.signIn(.password, .ok)
+            try PersonalActivity(context: context).record("signin.password", userID: user.id, request)
             return Wire.seeOther(
                 "/account",
                 cookies: [sessionCookie(token), fresh.setCookie, KnownBrowsers(context: context).signedIn(userID: user.id, request)])
@@ -177,7 +178,8 @@ struct AccountHandlers: Sendable {
         let facts = try AccountOverview(store: ports.overview)(userID: current.user.id)
         return AccountPages.account(
             user: current.user, csrf: current.csrf, apps: facts.apps, totpEnabled: facts.totpEnabled,
-            recoveryCodesLeft: facts.recoveryCodesLeft, notice: notice, error: error, invalid: invalid, status: status)
+            recoveryCodesLeft: facts.recoveryCodesLeft, notice: notice, error: error, invalid: invalid, status: status,
+            activity: try PersonalActivity(context: context).recent(userID: current.user.id))
     }
 
     /// Runs a signed-in form: the browser session and the CSRF token must both check out.
@@ -233,6 +235,7 @@ struct AccountHandlers: Sendable {
     func signOut(_ request: HTTPRequest) throws -> HTTPResponse {
         try signedInForm(request) { current, _ in
             try SignOut(store: ports.signOut)(browserSessionID: current.session.id, now: context.clock.now())
+            try PersonalActivity(context: context).record("signout", userID: current.user.id, request)
             return Wire.seeOther("/account/signin?signed_out=1", cookies: [clearedSessionCookie])
         }
     }
@@ -241,6 +244,7 @@ struct AccountHandlers: Sendable {
     func signOutEverywhere(_ request: HTTPRequest) throws -> HTTPResponse {
         try signedInForm(request) { current, _ in
             try SignOutEverywhere(store: ports.signOutEverywhere)(userID: current.user.id, now: context.clock.now())
+            try PersonalActivity(context: context).record("signout.everywhere", userID: current.user.id, request)
             return Wire.seeOther("/account/signin?signed_out=1", cookies: [clearedSessionCookie])
         }
     }
@@ -259,6 +263,7 @@ struct AccountHandlers: Sendable {
             let token = try ChangePassword(store: ports.changePassword, passwords: context.accountPasswords, secrets: context.secrets)(
                 userID: current.user.id, newPassword: newPassword, now: context.clock.now())
             try ports.notices.queue(.passwordChanged, userID: current.user.id, now: context.clock.now())
+            try PersonalActivity(context: context).record("password.change", userID: current.user.id, request)
             return Wire.seeOther("/account?done=password", cookies: [sessionCookie(token)])
         }
     }
@@ -331,6 +336,7 @@ struct AccountHandlers: Sendable {
             case .notPending: return Wire.seeOther("/account")
             case .confirmed(let codes):
                 try ports.notices.queue(.mfaEnrolled, userID: current.user.id, now: context.clock.now())
+                try PersonalActivity(context: context).record("mfa.enrol", userID: current.user.id, request)
                 return AccountPages.recoveryCodes(codes.map(\.display))
             }
         }
@@ -369,7 +375,11 @@ struct AccountHandlers: Sendable {
                     break
                 }
             }
-            _ = try CloseUser(store: ports.closeUser)(id: current.user.id, now: context.clock.now())
+            let entry = AuditEntry(
+                actor: .account(userID: current.user.id), action: "account.close", target: current.user.id,
+                subjectUserID: current.user.id, clientAddress: ClientAddress.of(request, configuration: context.configuration),
+                at: context.clock.now())
+            _ = try CloseUser(store: ports.closeUser)(id: current.user.id, now: context.clock.now(), audit: entry)
             var response = AccountPages.closed()
             response.headers.add("Set-Cookie", clearedSessionCookie)
             return response
@@ -381,12 +391,15 @@ struct AccountHandlers: Sendable {
     /// `POST /v1/admin/users/{id}/close` (operator token): closes the account and ends every session.
     /// 200 `{"id","email","name","closedAt"}`, the same on a repeat (idempotent); 404 `not_found` for an unknown id.
     func closeUser(_ request: HTTPRequest, id: String) throws -> HTTPResponse {
-        switch try AdminHandlers(context: context).actor(request) {
-        case .none: return AdminHandlers.invalidToken
-        case .environment: return Wire.error(.forbidden, "Only the operator token may close accounts.")
-        case .operator: break
+        let admin = AdminHandlers(context: context)
+        let target = UUID(uuidString: id).map { _ in id }
+        if case .failure(let stop) = try admin.requireOperator(
+            request, action: "account.close", target: target, message: "Only the operator token may close accounts.")
+        {
+            return stop.response
         }
-        guard let closed = try CloseUser(store: ports.closeUser)(id: id, now: context.clock.now()) else {
+        let entry = try admin.audit.entry(.operator, request, "account.close", target: target, subjectUserID: target)
+        guard let closed = try CloseUser(store: ports.closeUser)(id: id, now: context.clock.now(), audit: entry) else {
             return Wire.error(.notFound, "No account has this id.")
         }
         return Wire.json(status: 200, UserBody(closed.user, closedAt: closed.closedAt))
@@ -396,12 +409,18 @@ struct AccountHandlers: Sendable {
     /// account's TOTP factor and recovery codes, ends every session and queues the `mfa_removed` notice.
     /// 200 `{"id","email","name","mfaRemoved"}` (`mfaRemoved` false on a repeat); 404 `not_found`.
     func resetMFA(_ request: HTTPRequest, id: String) throws -> HTTPResponse {
-        switch try AdminHandlers(context: context).actor(request) {
-        case .none: return AdminHandlers.invalidToken
-        case .environment: return Wire.error(.forbidden, "Only the operator token may reset two-step verification.")
-        case .operator: break
+        let admin = AdminHandlers(context: context)
+        let target = UUID(uuidString: id).map { _ in id }
+        if case .failure(let stop) = try admin.requireOperator(
+            request, action: "account.mfa_reset", target: target, message: "Only the operator token may reset two-step verification.")
+        {
+            return stop.response
         }
-        guard let reset = try ResetMFA(store: ports.mfaReset, notices: ports.notices)(userID: id, now: context.clock.now()) else {
+        let entry = try admin.audit.entry(.operator, request, "account.mfa_reset", target: target, subjectUserID: target)
+        guard
+            let reset = try ResetMFA(store: ports.mfaReset, notices: ports.notices)(
+                userID: id, now: context.clock.now(), audit: entry)
+        else {
             return Wire.error(.notFound, "No account has this id.")
         }
         return Wire.json(status: 200, MFAResetBody(reset: reset))

@@ -76,7 +76,7 @@ enum AccountPages {
     /// The account page: connected apps (Remove), sign out, sign out everywhere, change password, TOTP.
     static func account(
         user: UserRecord, csrf: String, apps: [ConnectedApp], totpEnabled: Bool, recoveryCodesLeft: Int, notice text: String?,
-        error: String?, invalid: Set<String> = [], status: Int = 200, cookies: [String] = []
+        error: String?, invalid: Set<String> = [], status: Int = 200, cookies: [String] = [], activity: [AuditEntry] = []
     ) -> HTTPResponse {
         let hidden = "<input type=\"hidden\" name=\"csrf\" value=\"\(HTML.escape(csrf))\">"
         let appList =
@@ -124,6 +124,7 @@ enum AccountPages {
                 <button type="submit">Change password</button>
                 </form>
                 \(EmailCodePages.changeEmailSection(hidden: hidden))
+                \(recentActivity(activity))
                 <h2>Sign out</h2>
                 <form method="post" action="/account/signout">\(hidden)
                 <button type="submit" class="secondary">Sign out of this browser</button></form>
@@ -132,6 +133,23 @@ enum AccountPages {
                 <button type="submit" class="secondary">Sign out everywhere</button></form>
                 \(closeAccount(hidden: hidden, totpEnabled: totpEnabled, invalid: invalid))
                 """, status: status, cookies: cookies)
+    }
+
+    /// "Recent activity": the person's last security events, newest first, each in words with its time
+    /// (a `<time>` element, UTC) and the client address it came from (docs/console.md, "Audit log").
+    static func recentActivity(_ entries: [AuditEntry]) -> String {
+        guard !entries.isEmpty else {
+            return "<h2 id=\"recent-activity\">Recent activity</h2>\n<p class=\"muted\">No recent activity.</p>"
+        }
+        let items = entries.map { entry in
+            let at = Wire.timestamp(entry.at)
+            let shown = at.replacingOccurrences(of: "T", with: " ").replacingOccurrences(of: "Z", with: " UTC")
+            let from = entry.clientAddress.map { " from \(HTML.escape($0))" } ?? ""
+            return "<li>\(HTML.escape(PersonalActivity.words(entry)))<br>"
+                + "<span class=\"muted\"><time datetime=\"\(at)\">\(shown)</time>\(from)</span></li>"
+        }
+        return "<h2 id=\"recent-activity\">Recent activity</h2>\n<ul aria-labelledby=\"recent-activity\">\n"
+            + items.joined(separator: "\n") + "\n</ul>"
     }
 
     /// The accessible name of the enrolment page's QR code.

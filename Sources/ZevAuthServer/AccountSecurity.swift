@@ -39,7 +39,13 @@ struct AccountSecurity: Sendable {
         let signIn = AccountSignIn(store: context.accounts.signIn, passwords: context.accountPasswords)
         switch try signIn(email: email, password: password, expectedAccount: account) {
         case .verified(let user): return .ok(user)
-        case .wrong: return .wrong
+        case .wrong:
+            // A failed password of an existing account is one of its security events (docs/console.md,
+            // "Audit log"); an unknown address has no one to record it for.
+            if let user = try context.accounts.signIn.user(emailKey: email.key), account == nil || account == user.id {
+                try PersonalActivity(context: context).record("signin.failed_password", userID: user.id, request)
+            }
+            return .wrong
         }
     }
 

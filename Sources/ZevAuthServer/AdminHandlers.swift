@@ -35,21 +35,54 @@ struct AdminHandlers: Sendable {
         )(bearer: Wire.bearer(request))
     }
 
-    private func requireOperator(_ request: HTTPRequest) throws -> HTTPResponse? {
-        switch try actor(request) {
-        case .none: return Self.invalidToken
-        case .environment: return Wire.error(.forbidden, "Only the operator token may do this.")
-        case .operator: return nil
+    var audit: AdminAudit { AdminAudit(context: context) }
+
+    /// The operator caller of the change `action`, or the answer to send: 401 for a bearer that names
+    /// nobody, 403 for a secret key; either refusal is recorded as a `refused` row (docs/console.md, "Audit log").
+    func requireOperator(
+        _ request: HTTPRequest, action: String, target: String? = nil,
+        message: String = "Only the operator token may do this."
+    ) throws -> Result<AdminCaller, Stop> {
+        let caller = try caller(request)
+        switch caller {
+        case .none:
+            try audit.refused(nil, request, action, target: target)
+            return .failure(Stop(Self.invalidToken))
+        case .environment:
+            try audit.refused(caller, request, action, target: target)
+            return .failure(Stop(Wire.error(.forbidden, message)))
+        case .operator?: return .success(.operator)
         }
     }
 
+    /// The secret-key caller of the change `action` and its environment, or the answer to send (401 or 403,
+    /// recorded as a `refused` row).
+    func requireEnvironment(_ request: HTTPRequest, action: String, target: String? = nil) throws -> Result<
+        (environment: EnvironmentRecord, caller: AdminCaller), Stop
+    > {
+        let caller = try caller(request)
+        switch caller {
+        case .none:
+            try audit.refused(nil, request, action, target: target)
+            return .failure(Stop(Self.invalidToken))
+        case .operator?:
+            try audit.refused(caller, request, action, target: target)
+            return .failure(Stop(Self.useSecretKey))
+        case .environment(let environment, _)?: return .success((environment, caller!))
+        }
+    }
+
+    /// The environment of a secret-key caller of a read, or the answer to send (not recorded: reads are not
+    /// audited).
     func requireEnvironment(_ request: HTTPRequest) throws -> Result<EnvironmentRecord, Stop> {
         switch try actor(request) {
         case .none: return .failure(Stop(Self.invalidToken))
-        case .operator: return .failure(Stop(Wire.error(.forbidden, "Use the environment's secret key (sk_…) for this call.")))
+        case .operator: return .failure(Stop(Self.useSecretKey))
         case .environment(let environment): return .success(environment)
         }
     }
+
+    static let useSecretKey = Wire.error(.forbidden, "Use the environment's secret key (sk_…) for this call.")
 
     struct Stop: Error {
         let response: HTTPResponse
@@ -69,7 +102,11 @@ struct AdminHandlers: Sendable {
     /// the project's first owner in the creating transaction; an address with no open account is 404
     /// `not_found` and nothing is created (docs/console.md, "Members").
     func createProject(_ request: HTTPRequest) throws -> HTTPResponse {
-        if let stop = try requireOperator(request) { return stop }
+        let caller: AdminCaller
+        switch try requireOperator(request, action: "project.create") {
+        case .failure(let stop): return stop.response
+        case .success(let value): caller = value
+        }
         guard let body = JSONObjectBody(request.body) else { return Self.badBody }
         guard case .value(let rawName) = body.string("name") else { return Self.invalidField("name", "is required (a string)") }
         guard let name = DisplayName(rawName)?.text else { return Self.invalidField("name", DisplayName.rule) }
@@ -90,7 +127,7 @@ struct AdminHandlers: Sendable {
         }
         do {
             let project = try CreateProject(store: context.tenancy.projectCreation, secrets: context.secrets)(
-                name: name, owner: owner, now: context.clock.now())
+                name: name, owner: owner, now: context.clock.now(), audit: try audit.entry(caller, request, "project.create"))
             return Wire.json(status: 201, CreatedProjectBody(project: project))
         } catch MemberRefusal.noAccount {
             return MemberAdminHandlers.noAccount
@@ -116,10 +153,10 @@ struct AdminHandlers: Sendable {
     /// `POST /v1/admin/domains {"domain"}` (secret key) → 201 with the token to publish at
     /// `https://DOMAIN/.well-known/zevauth-domain-verification`.
     func addDomain(_ request: HTTPRequest) throws -> HTTPResponse {
-        let environment: EnvironmentRecord
-        switch try requireEnvironment(request) {
+        let (environment, caller): (EnvironmentRecord, AdminCaller)
+        switch try requireEnvironment(request, action: "domain.add") {
         case .failure(let stop): return stop.response
-        case .success(let value): environment = value
+        case .success(let value): (environment, caller) = value
         }
         guard let body = JSONObjectBody(request.body) else { return Self.badBody }
         guard case .value(let raw) = body.string("domain") else { return Self.invalidField("domain", "is required (a string)") }
@@ -127,7 +164,9 @@ struct AdminHandlers: Sendable {
             return Self.invalidField("domain", "must be a DNS host name such as acme.com (no scheme, port or path)")
         }
         do {
-            let record = try domains.add(projectID: environment.projectID, domain: domain, now: context.clock.now())
+            // A domain is project-level: its row names no environment, so both environments list it.
+            let entry = try audit.entry(caller, request, "domain.add", target: domain, projectLevel: true)
+            let record = try domains.add(projectID: environment.projectID, domain: domain, now: context.clock.now(), audit: entry)
             return Wire.json(status: 201, DomainBody(domain: record))
         } catch StoreError.duplicate {
             return Wire.error(.conflict, "This domain is already added to the project.")
@@ -149,17 +188,28 @@ struct AdminHandlers: Sendable {
     /// (`AppHandlers.verifyDomain`); with the operator token and `{"projectId"}` (optionally
     /// `"hosted": true`), marks the domain verified.
     func verifyDomain(_ request: HTTPRequest, domain rawDomain: String) throws -> HTTPResponse {
-        switch try actor(request) {
-        case .none: return Self.invalidToken
-        case .environment(let environment):
-            return try AppHandlers(context: context).verifyDomain(environment, domain: rawDomain)
-        case .operator: break
+        let caller = try caller(request)
+        switch caller {
+        case .none:
+            try audit.refused(nil, request, "domain.verify", target: DomainName.normalize(rawDomain))
+            return Self.invalidToken
+        case .environment(let environment, _)?:
+            return try AppHandlers(context: context).verifyDomain(environment, domain: rawDomain) {
+                try audit.entry(caller!, request, "domain.verify", target: $0, projectLevel: true)
+            }
+        case .operator?: break
         }
         guard let body = JSONObjectBody(request.body) else { return Self.badBody }
         guard case .value(let projectID) = body.string("projectId") else { return Self.invalidField("projectId", "is required (a string)") }
         guard let domain = DomainName.normalize(rawDomain) else { return Self.invalidField("domain", "must be a DNS host name") }
         let hosted: Bool? = if case .value(let flag) = body.bool("hosted") { flag } else { nil }
-        guard let marked = try domains.markVerified(projectID: projectID, domain: domain, hosted: hosted, now: context.clock.now()) else {
+        let entry = try audit.entry(
+            .operator, request, hosted == nil ? "domain.verify" : "domain.mark_hosted", target: domain,
+            projectID: UUID(uuidString: projectID) == nil ? nil : projectID)
+        guard
+            let marked = try domains.markVerified(
+                projectID: projectID, domain: domain, hosted: hosted, now: context.clock.now(), audit: entry)
+        else {
             return Wire.error(.notFound, "The project has no such domain.")
         }
         // The answer shows the domain as it now stands, `hosted` included (docs/protocol.md#admin-calls).

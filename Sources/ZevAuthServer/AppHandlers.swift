@@ -25,6 +25,17 @@ struct AppHandlers: Sendable {
         }
     }
 
+    /// The secret-key caller of the change `action` and its environment, or the answer to send (a refusal
+    /// recorded as a `refused` row, `AdminHandlers.requireEnvironment(_:action:target:)`).
+    private func changer(_ request: HTTPRequest, _ action: String, target: String? = nil) throws -> Answer<
+        (environment: EnvironmentRecord, caller: AdminCaller)
+    > {
+        switch try admin.requireEnvironment(request, action: action, target: target) {
+        case .failure(let stop): return .failure(stop.response)
+        case .success(let value): return .success(value)
+        }
+    }
+
     static let notFound = Wire.error(.notFound, "No app with this id in this environment.")
 
     private var registration: AppRegistration { AppRegistration(store: context.tenancy.apps) }
@@ -36,10 +47,10 @@ struct AppHandlers: Sendable {
     /// `link` (checked at once when the environment has link callbacks). 400 `invalid_request` names the
     /// field; 400 `native_app_limit` / `native_app_team_mismatch`; 409 `conflict` for a duplicate.
     func create(_ request: HTTPRequest) throws -> HTTPResponse {
-        let environment: EnvironmentRecord
-        switch try self.environment(request) {
+        let (environment, caller): (EnvironmentRecord, AdminCaller)
+        switch try changer(request, "app.create") {
         case .failure(let response): return response
-        case .success(let value): environment = value
+        case .success(let value): (environment, caller) = value
         }
         guard let body = JSONObjectBody(request.body) else { return AdminHandlers.badBody }
         let identity: AppIdentity
@@ -72,7 +83,8 @@ struct AppHandlers: Sendable {
             return AdminHandlers.invalidField("platform", "must be \"ios\" or \"android\"")
         }
         let app: AppRecord
-        switch try registration.register(environmentID: environment.id, identity: identity, now: context.clock.now()) {
+        let entry = try admin.audit.entry(caller, request, "app.create")
+        switch try registration.register(environmentID: environment.id, identity: identity, now: context.clock.now(), audit: entry) {
         case .failure(let refusal): return Self.refusalResponse(refusal)
         case .success(let value): app = value
         }
@@ -150,9 +162,12 @@ struct AppHandlers: Sendable {
     /// app's certificates (and checks again); with the operator token, `{"productionCustomScheme": "com.acme.app"}`
     /// (or null) sets the production custom-scheme exception.
     func patch(_ request: HTTPRequest, id: String) throws -> HTTPResponse {
-        guard let actor = try admin.actor(request) else { return AdminHandlers.invalidToken }
+        guard let caller = try admin.caller(request) else {
+            try admin.audit.refused(nil, request, "app.update", target: id)
+            return AdminHandlers.invalidToken
+        }
         guard let body = JSONObjectBody(request.body) else { return AdminHandlers.badBody }
-        switch actor {
+        switch caller {
         case .operator:
             guard body.contains("productionCustomScheme"), body.names.count == 1 else {
                 return AdminHandlers.invalidField("productionCustomScheme", "is the only field the operator sets on an app")
@@ -169,12 +184,14 @@ struct AppHandlers: Sendable {
                 }
                 scheme = value
             }
-            guard let app = try registration.setProductionCustomScheme(id: id, scheme: scheme) else {
+            let entry = try admin.audit.entry(caller, request, "app.production_scheme", target: id)
+            guard let app = try registration.setProductionCustomScheme(id: id, scheme: scheme, audit: entry) else {
                 return Wire.error(.notFound, "No app with this id.")
             }
             return try appResponse(app, status: 200)
-        case .environment(let environment):
+        case .environment(let environment, _):
             if body.contains("productionCustomScheme") {
+                try admin.audit.refused(caller, request, "app.production_scheme", target: id)
                 return Wire.error(.forbidden, "Only the operator may set productionCustomScheme.")
             }
             guard let existing = try registration.app(environmentID: environment.id, id: id) else { return Self.notFound }
@@ -188,7 +205,8 @@ struct AppHandlers: Sendable {
             case .success(let value): fingerprints = value
             }
             let updated: AppRecord
-            switch try registration.replaceFingerprints(environmentID: environment.id, id: id, fingerprints: fingerprints) {
+            let entry = try admin.audit.entry(caller, request, "app.update", target: id)
+            switch try registration.replaceFingerprints(environmentID: environment.id, id: id, fingerprints: fingerprints, audit: entry) {
             case .failure(let refusal): return Self.refusalResponse(refusal)
             case .success(let value): updated = value
             }
@@ -199,25 +217,29 @@ struct AppHandlers: Sendable {
 
     /// `DELETE /v1/admin/apps/{id}` → 204, or 404.
     func delete(_ request: HTTPRequest, id: String) throws -> HTTPResponse {
-        let environment: EnvironmentRecord
-        switch try self.environment(request) {
+        let (environment, caller): (EnvironmentRecord, AdminCaller)
+        switch try changer(request, "app.delete", target: id) {
         case .failure(let response): return response
-        case .success(let value): environment = value
+        case .success(let value): (environment, caller) = value
         }
-        guard try registration.delete(environmentID: environment.id, id: id) else { return Self.notFound }
+        let entry = try admin.audit.entry(caller, request, "app.delete", target: id)
+        guard try registration.delete(environmentID: environment.id, id: id, audit: entry) else { return Self.notFound }
         return HTTPResponse(status: 204, headers: HTTPHeaders([("Cache-Control", "no-store")]))
     }
 
     /// `POST /v1/admin/apps/{id}/check` ("Check again"): fetches the app's link domains now and answers
     /// the app with its fresh `link`.
     func checkAgain(_ request: HTTPRequest, id: String) throws -> HTTPResponse {
-        let environment: EnvironmentRecord
-        switch try self.environment(request) {
+        let (environment, caller): (EnvironmentRecord, AdminCaller)
+        switch try changer(request, "app.check", target: id) {
         case .failure(let response): return response
-        case .success(let value): environment = value
+        case .success(let value): (environment, caller) = value
         }
         guard let app = try registration.app(environmentID: environment.id, id: id) else { return Self.notFound }
         guard try checkNow(environmentID: environment.id) else { return Self.checkBusy }
+        // A check writes one history row per link domain, each in its own transaction (shared with the
+        // scheduler's checks); the person's request is recorded once, after it ran (docs/console.md, "Audit log").
+        try context.tenancy.audit.record(try admin.audit.entry(caller, request, "app.check", target: id))
         return try appResponse(app, status: 200)
     }
 
@@ -311,7 +333,11 @@ struct AppHandlers: Sendable {
     /// `https://DOMAIN/.well-known/zevauth-domain-verification` and compares its body (trimmed) with the
     /// domain's token in constant time. 200 `{"domain","verified":true}`; 400 `invalid_request` saying what
     /// the fetch found otherwise; 404 when the project has no such domain.
-    func verifyDomain(_ environment: EnvironmentRecord, domain rawDomain: String) throws -> HTTPResponse {
+    /// `entry` builds the `domain.verify` audit row from the normalised domain (the admin API's caller or
+    /// the console's account).
+    func verifyDomain(_ environment: EnvironmentRecord, domain rawDomain: String, entry: (String) throws -> AuditEntry) throws
+        -> HTTPResponse
+    {
         guard let domain = DomainName.normalize(rawDomain) else { return AdminHandlers.invalidField("domain", "must be a DNS host name") }
         let verification = DomainVerification(store: context.tenancy.domainTokens)
         guard let token = try verification.token(projectID: environment.projectID, domain: domain) else {
@@ -325,7 +351,8 @@ struct AppHandlers: Sendable {
         if let problem = DomainVerification.problem(fetched, token: token, domain: domain) {
             return Wire.error(.invalidRequest, "domain is not verified: \(problem).")
         }
-        try verification.markVerified(projectID: environment.projectID, domain: domain, now: context.clock.now())
+        try verification.markVerified(
+            projectID: environment.projectID, domain: domain, now: context.clock.now(), audit: try entry(domain))
         return Wire.json(status: 200, ["domain": .string(domain), "verified": true] as JSONValue)
     }
 }

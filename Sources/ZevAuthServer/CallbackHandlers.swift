@@ -9,10 +9,10 @@ extension AdminHandlers {
     /// `POST /v1/admin/callbacks {"uri"}` → 201 `{"id","uri","kind","createdAt"}`. Registration refuses what
     /// could never be safe (docs/protocol.md#callback-registration); a link needs a verified project domain.
     func addCallback(_ request: HTTPRequest) throws -> HTTPResponse {
-        let environment: EnvironmentRecord
-        switch try requireEnvironment(request) {
+        let (environment, caller): (EnvironmentRecord, AdminCaller)
+        switch try requireEnvironment(request, action: "callback.add") {
         case .failure(let stop): return stop.response
-        case .success(let value): environment = value
+        case .success(let value): (environment, caller) = value
         }
         guard let body = JSONObjectBody(request.body) else { return Self.badBody }
         guard case .value(let raw) = body.string("uri") else { return Self.invalidField("uri", "is required (a string)") }
@@ -21,7 +21,10 @@ extension AdminHandlers {
         case .failure(let problem): return Self.invalidField("uri", "is not a redirect URI this server accepts: \(problem.explanation)")
         case .success(let value): uri = value
         }
-        switch try RegisterCallback(store: context.roundTrip.callbacks)(uri, environment: environment, now: context.clock.now()) {
+        let entry = try audit.entry(caller, request, "callback.add")
+        switch try RegisterCallback(store: context.roundTrip.callbacks)(
+            uri, environment: environment, now: context.clock.now(), audit: entry)
+        {
         case .registered(let callback): return Wire.json(status: 201, Self.callbackBody(callback))
         case .domainNotVerified: return Self.invalidField("uri", "uses a domain that is not a verified domain of this project")
         case .duplicate: return Wire.error(.conflict, "This redirect URI is already registered.")
@@ -48,12 +51,13 @@ extension AdminHandlers {
 
     /// `DELETE /v1/admin/callbacks/{id}` → 204, or 404 `not_found`.
     func deleteCallback(_ request: HTTPRequest, id: String) throws -> HTTPResponse {
-        let environment: EnvironmentRecord
-        switch try requireEnvironment(request) {
+        let (environment, caller): (EnvironmentRecord, AdminCaller)
+        switch try requireEnvironment(request, action: "callback.delete", target: id) {
         case .failure(let stop): return stop.response
-        case .success(let value): environment = value
+        case .success(let value): (environment, caller) = value
         }
-        guard try context.roundTrip.callbacks.deleteCallback(environmentID: environment.id, id: id) else {
+        let entry = try audit.entry(caller, request, "callback.delete", target: id)
+        guard try context.roundTrip.callbacks.deleteCallback(environmentID: environment.id, id: id, audit: entry) else {
             return Wire.error(.notFound, "No callback with this id in this environment.")
         }
         return HTTPResponse(status: 204, headers: HTTPHeaders([("Cache-Control", "no-store")]))

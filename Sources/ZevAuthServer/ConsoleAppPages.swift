@@ -178,7 +178,7 @@ extension ConsoleHandlers {
                 return try appsError(project, form: form, "Choose iOS or Android.", invalid: ["platform"])
             }
             switch try AppRegistration(store: context.tenancy.apps).register(
-                environmentID: project.environment.id, identity: identity, now: context.clock.now())
+                environmentID: project.environment.id, identity: identity, now: context.clock.now(), audit: project.audit("app.create"))
             {
             case .failure(let refusal):
                 return try appsError(project, form: form, Self.description(AppHandlers.refusalResponse(refusal)), invalid: [])
@@ -199,6 +199,8 @@ extension ConsoleHandlers {
                 return try appsError(
                     project, form: nil, "A check for this environment is already running. Try again in a few seconds.", invalid: [])
             }
+            // Recorded once, after the check ran, as the admin API's "Check again" is (docs/console.md, "Audit log").
+            try context.tenancy.audit.record(project.audit("app.check", target: appID))
             return Self.done(project.place.path("apps"), "checked")
         }
     }
@@ -206,7 +208,10 @@ extension ConsoleHandlers {
     /// `POST …/apps/{appID}/remove`.
     func removeApp(_ request: HTTPRequest, id: String, env: String, appID: String) throws -> HTTPResponse {
         try projectAction(request, id: id, env: env, page: "apps", action: .configure, audit: "app.delete", target: appID) { project, _ in
-            guard try AppRegistration(store: context.tenancy.apps).delete(environmentID: project.environment.id, id: appID) else {
+            guard
+                try AppRegistration(store: context.tenancy.apps).delete(
+                    environmentID: project.environment.id, id: appID, audit: project.audit("app.delete", target: appID))
+            else {
                 return try appsError(project, form: nil, "No app with this id in this environment.", invalid: [])
             }
             return Self.done(project.place.path("apps"), "removed")

@@ -26,8 +26,21 @@ struct ConsoleHandlers: Sendable {
         let session: ConsoleSession
         let isOperator: Bool
         let memberships: [Membership]
+        /// The request's client address as the rate limits see it, and the time, for audit entries.
+        let clientAddress: String?
+        let at: Date
         func chrome(_ section: String) -> ConsolePages.Chrome {
             ConsolePages.Chrome(email: session.email, csrf: session.csrf, isOperator: isOperator, section: section)
+        }
+
+        /// The audit entry of an action this account takes (docs/console.md, "Audit log").
+        func audit(
+            _ action: String, target: String? = nil, projectID: String? = nil, environmentID: String? = nil,
+            subjectUserID: String? = nil
+        ) -> AuditEntry {
+            AuditEntry(
+                actor: .account(userID: session.userID), action: action, target: target, projectID: projectID,
+                environmentID: environmentID, subjectUserID: subjectUserID, clientAddress: clientAddress, at: at)
         }
     }
 
@@ -44,7 +57,9 @@ struct ConsoleHandlers: Sendable {
         let isOperator = try context.store.members.isOperator(userID: session.userID)
         let memberships = try context.store.members.memberships(userID: session.userID)
         let totp = try AccountOverview(store: context.accounts.overview)(userID: session.userID).totpEnabled
-        let caller = Caller(session: session, isOperator: isOperator, memberships: memberships)
+        let caller = Caller(
+            session: session, isOperator: isOperator, memberships: memberships,
+            clientAddress: ClientAddress.of(request, configuration: context.configuration), at: now)
         if ConsoleSessionPolicy.mustEnrolTOTP(isOperator: isOperator, memberships: memberships, totpEnabled: totp) {
             let body = """
                 <h1>Set up two-step verification</h1>
@@ -83,6 +98,12 @@ struct ConsoleHandlers: Sendable {
         let role: ConsoleCaller
         let place: ConsolePages.ProjectPlace
         func may(_ action: ProjectAction) -> Bool { Permissions.allows(role, action) }
+
+        /// The audit entry of an action in this project: of this environment, or project-level.
+        func audit(_ action: String, target: String? = nil, projectLevel: Bool = false) -> AuditEntry {
+            caller.audit(
+                action, target: target, projectID: environment.projectID, environmentID: projectLevel ? nil : environment.id)
+        }
     }
 
     private func project(_ caller: Caller, id: String, env: String, page: String) throws -> ProjectContext {
@@ -129,12 +150,7 @@ struct ConsoleHandlers: Sendable {
             let (caller, form) = try posted(request, page: ConsoleSignIn.safeReturn(pagePath))
             let project = try project(caller, id: id, env: env, page: page)
             guard project.may(action) else {
-                try context.store.audit.record(
-                    AuditEntry(
-                        actor: .account(userID: caller.session.userID), action: audit, target: target,
-                        projectID: project.environment.projectID, environmentID: project.environment.id,
-                        clientAddress: ClientAddress.of(request, configuration: context.configuration), at: now
-                    ).refused)
+                try context.store.audit.record(project.audit(audit, target: target).refused)
                 return ConsolePages.message(
                     title: "Not allowed", heading: "Not allowed", Self.refusal(project.role.role, action), status: 403,
                     chrome: caller.chrome("projects"), link: (project.place.path(page), "Back"))
@@ -168,11 +184,7 @@ struct ConsoleHandlers: Sendable {
             guard Permissions.allows(ConsoleCaller(isOperator: caller.isOperator, role: nil), action) else {
                 // A refused change is audited; a refused read (the account search) changes nothing to record.
                 if let audit {
-                    try context.store.audit.record(
-                        AuditEntry(
-                            actor: .account(userID: caller.session.userID), action: audit, target: target,
-                            clientAddress: ClientAddress.of(request, configuration: context.configuration), at: now
-                        ).refused)
+                    try context.store.audit.record(caller.audit(audit, target: target).refused)
                 }
                 return ConsolePages.message(
                     title: "Not allowed", heading: "Not allowed", "Only the deployment's operators may do this.", status: 403,

@@ -70,7 +70,7 @@ extension ConsoleHandlers {
                 return try projectsResponse(caller, query: "", error: "The project name \(DisplayName.rule).", created: nil, status: 400)
             }
             let created = try CreateProject(store: context.tenancy.projectCreation, secrets: context.secrets)(
-                name: name, now: context.clock.now())
+                name: name, now: context.clock.now(), audit: caller.audit("project.create"))
             return try projectsResponse(caller, query: "", error: nil, created: created, status: 201)
         }
     }
@@ -127,7 +127,11 @@ extension ConsoleHandlers {
     func closeAccount(_ request: HTTPRequest, userID: String) throws -> HTTPResponse {
         try operatorAction(request, page: "/console/accounts", action: .manageAccounts, audit: "account.close", target: userID) {
             caller, _ in
-            guard try CloseUser(store: context.accounts.closeUser)(id: userID, now: context.clock.now()) != nil else {
+            guard
+                try CloseUser(store: context.accounts.closeUser)(
+                    id: userID, now: context.clock.now(), audit: caller.audit("account.close", target: userID, subjectUserID: userID))
+                    != nil
+            else {
                 return ConsolePages.page(
                     title: "Accounts", body: accountsBody(caller, email: nil, found: nil, notice: nil, error: "No account has this id."),
                     chrome: caller.chrome("accounts"), status: 404)
@@ -173,7 +177,8 @@ extension ConsoleHandlers {
                     title: "Signing keys", body: try signingKeysBody(caller, notice: nil, error: "This server has no signing keys."),
                     chrome: caller.chrome("signing-keys"), status: 503)
             }
-            let outcome = try RotateSigningKeys(store: ring.store, maker: maker)(now: context.clock.now())
+            let outcome = try RotateSigningKeys(store: ring.store, maker: maker)(
+                now: context.clock.now(), audit: caller.audit("signing_key.rotate"))
             ring.invalidate()
             switch outcome {
             case .rotated:

@@ -108,7 +108,8 @@ extension ConsoleHandlers {
             }
             do {
                 _ = try ProjectDomains(store: context.tenancy.domains, secrets: context.secrets).add(
-                    projectID: project.environment.projectID, domain: domain, now: context.clock.now())
+                    projectID: project.environment.projectID, domain: domain, now: context.clock.now(),
+                    audit: project.audit("domain.add", target: domain, projectLevel: true))
             } catch StoreError.duplicate {
                 return try domainsError(project, "This domain is already added to the project.", field: "domain")
             }
@@ -120,7 +121,9 @@ extension ConsoleHandlers {
     func verifyDomain(_ request: HTTPRequest, id: String, env: String, domain: String) throws -> HTTPResponse {
         try projectAction(request, id: id, env: env, page: "domains", action: .configure, audit: "domain.verify", target: domain) {
             project, _ in
-            let answer = try AppHandlers(context: context).verifyDomain(project.environment, domain: domain)
+            let answer = try AppHandlers(context: context).verifyDomain(project.environment, domain: domain) {
+                project.audit("domain.verify", target: $0, projectLevel: true)
+            }
             guard answer.status == 200 else { return try domainsError(project, Self.description(answer), field: nil) }
             return Self.done(project.place.path("domains"), "verified")
         }
@@ -143,7 +146,8 @@ extension ConsoleHandlers {
                 return try domainsError(project, "This is not a redirect URI this server accepts: \(problem.explanation)", field: "uri")
             case .success(let value): uri = value
             }
-            switch try RegisterCallback(store: context.roundTrip.callbacks)(uri, environment: project.environment, now: context.clock.now())
+            switch try RegisterCallback(store: context.roundTrip.callbacks)(
+                uri, environment: project.environment, now: context.clock.now(), audit: project.audit("callback.add"))
             {
             case .registered: return Self.done(project.place.path("domains"), "callback")
             case .domainNotVerified:
@@ -157,7 +161,10 @@ extension ConsoleHandlers {
     func deleteCallback(_ request: HTTPRequest, id: String, env: String, callbackID: String) throws -> HTTPResponse {
         try projectAction(request, id: id, env: env, page: "domains", action: .configure, audit: "callback.delete", target: callbackID) {
             project, _ in
-            guard try context.roundTrip.callbacks.deleteCallback(environmentID: project.environment.id, id: callbackID) else {
+            guard
+                try context.roundTrip.callbacks.deleteCallback(
+                    environmentID: project.environment.id, id: callbackID, audit: project.audit("callback.delete", target: callbackID))
+            else {
                 return try domainsError(project, "No callback with this id in this environment.", field: nil)
             }
             return Self.done(project.place.path("domains"), "callback_deleted")
@@ -238,7 +245,7 @@ extension ConsoleHandlers {
             }
             switch try UpdateSessionSettings(store: context.tenancy.sessionSettings)(
                 environmentID: project.environment.id, values: values, idTokenSigningAlg: algorithm, requireVerifiedEmail: nil,
-                now: context.clock.now())
+                now: context.clock.now(), audit: project.audit("settings.update"))
             {
             case .outOfBounds(let setting): return refuse("\(Self.settingLabels[setting] ?? setting.field) \(setting.rule).", setting.field)
             case .environmentGone: return refuse("The environment no longer exists.", "")
@@ -290,7 +297,7 @@ extension ConsoleHandlers {
             request, id: id, env: env, page: "keys", action: .manageSecretKeys, audit: "secret_key.create", sensitive: true
         ) { project, _ in
             let created = try SecretKeys(store: context.tenancy.secretKeys, secrets: context.secrets).create(
-                for: project.environment, now: context.clock.now())
+                for: project.environment, now: context.clock.now(), audit: project.audit("secret_key.create"))
             let body = """
                 <h1>API keys</h1>
                 <h2>New secret key</h2>
@@ -311,7 +318,8 @@ extension ConsoleHandlers {
         ) { project, _ in
             let message: String
             switch try SecretKeys(store: context.tenancy.secretKeys, secrets: context.secrets).revoke(
-                environmentID: project.environment.id, id: keyID, now: context.clock.now())
+                environmentID: project.environment.id, id: keyID, now: context.clock.now(),
+                audit: project.audit("secret_key.revoke", target: keyID))
             {
             case .revoked: return Self.done(project.place.path("keys"), "revoked")
             case .notFound: message = "No secret key with this id in this environment."

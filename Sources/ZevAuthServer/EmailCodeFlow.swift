@@ -155,7 +155,9 @@ struct EmailCodeFlow: Sendable {
             return EmailCodePages.newPassword(flowID: flow.id, csrf: csrf, error: nil)
         case .changeEmail:
             switch try flows.completeEmailChange(flowID: flow.id, userID: userID, now: now) {
-            case .changed: return Wire.seeOther("/account?done=email")
+            case .changed:
+                try PersonalActivity(context: context).record("email.change", userID: userID, request)
+                return Wire.seeOther("/account?done=email")
             case .taken: return Wire.seeOther("/account?done=email_taken")
             case .over: return EmailCodePages.over(Self.expiredFlowMessage)
             }
@@ -328,6 +330,7 @@ struct EmailCodeFlow: Sendable {
                 flowID: flow.id, userID: userID, passwordHash: hash, browserSessionTokenHash: Crypto.hexSHA256(token), now: now)
         else { return EmailCodePages.over(Self.expiredFlowMessage) }
         context.mail.kick()
+        try PersonalActivity(context: context).record("password.reset", userID: userID, request)
         return try signedIn(
             token: token, sessionID: sessionID, userID: userID, requestID: flow.authorizationRequestID, binding: binding, request)
     }

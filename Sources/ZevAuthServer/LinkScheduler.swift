@@ -95,7 +95,7 @@ public final class LinkScheduler: Sendable {
                         let pruned = try housekeeping(now: now)
                         log.write(
                             "housekeeping pruned requests=\(pruned.authorizationRequests) codes=\(pruned.authorizationCodes) "
-                                + "mfa=\(pruned.mfaChallenges) rate_limits=\(pruned.rateLimitCounters)")
+                                + "mfa=\(pruned.mfaChallenges) rate_limits=\(pruned.rateLimitCounters) audit=\(pruned.auditRows)")
                     } catch {
                         log.write("housekeeping failed error=\(String(describing: type(of: error)))")
                     }

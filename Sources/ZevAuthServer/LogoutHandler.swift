@@ -71,7 +71,12 @@ struct LogoutHandler: Sendable {
         }
         // Signs out: the browser's ZevID session and the app sessions made from it, then the hint's own
         // app session (its `sub` and `sid`, so only that account's session).
-        if let browser { try SignOut(store: context.accounts.signOut)(browserSessionID: browser.id, now: now) }
+        if let browser, !browser.ended {
+            try SignOut(store: context.accounts.signOut)(browserSessionID: browser.id, now: now)
+            try PersonalActivity(context: context).record("signout", userID: browser.userID, request)
+        } else if let browser {
+            try SignOut(store: context.accounts.signOut)(browserSessionID: browser.id, now: now)
+        }
         if let named = plan.hintSession {
             _ = try context.roundTrip.logout.endAppSession(id: named.sessionID, userID: named.userID, now: now)
         }

@@ -85,6 +85,7 @@ struct MFAFlow: Sendable {
         }
         let cookie = context.setCookie(.session, completed.token, maxAge: AccountRules.browserSessionCookieSeconds)
         context.metrics.signIn(.secondFactor, .ok)
+        try PersonalActivity(context: context).record("signin.second_factor", userID: loaded.challenge.userID, request)
         if let requestID = completed.authorizationRequestID {
             return Wire.seeOther("/v1/auth/zevid/consent?request=\(requestID)", cookies: [cookie])
         }

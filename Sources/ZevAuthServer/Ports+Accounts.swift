@@ -104,7 +104,9 @@ public typealias AllAccountStores = CreateUserStore & AccountSignInStore & Brows
 /// `StoreUnavailable`.
 struct UnconfiguredAccounts: AllAccountStores, ResetMFAStore {
     private func unavailable() -> StoreUnavailable { StoreUnavailable(reason: "accounts_not_configured") }
-    func createUser(email: EmailAddress, name: DisplayName, passwordHash: String, now: Date) throws -> UserRecord { throw unavailable() }
+    func createUser(email: EmailAddress, name: DisplayName, passwordHash: String, now: Date, audit: AuditEntry?) throws -> UserRecord {
+        throw unavailable()
+    }
     func user(emailKey: String) throws -> UserRecord? { throw unavailable() }
     func totpFactor(userID: String) throws -> TOTPFactorRecord? { throw unavailable() }
     func createMFAChallenge(
@@ -127,8 +129,8 @@ struct UnconfiguredAccounts: AllAccountStores, ResetMFAStore {
     func useRecoveryCode(userID: String, codeHash: String, now: Date) throws -> Bool { throw unavailable() }
     func mfaChallenge(id: String) throws -> MFAChallengeRecord? { throw unavailable() }
     func completeMFAChallenge(id: String, browserSessionTokenHash: String, now: Date) throws -> String? { throw unavailable() }
-    func closeUser(id: String, now: Date) throws -> (UserRecord, Date)? { throw unavailable() }
-    func resetMFA(userID: String, now: Date) throws -> (user: UserRecord, hadFactor: Bool)? { throw unavailable() }
+    func closeUser(id: String, now: Date, audit: AuditEntry) throws -> (UserRecord, Date)? { throw unavailable() }
+    func resetMFA(userID: String, now: Date, audit: AuditEntry) throws -> (user: UserRecord, hadFactor: Bool)? { throw unavailable() }
 }
 
 /// The email ports of a context built without them: queuing a notice does nothing (a fake's context has

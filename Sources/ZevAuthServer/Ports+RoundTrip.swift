@@ -99,9 +99,11 @@ public struct UnavailableStores: PendingSignInStore, BrowserBindingStore, Callba
     public func recordBrowserBinding(bindingHash: String, now: Date, lifetimeSeconds: Double) throws { throw Self.unavailable }
     public func isBrowserBindingOnRecord(bindingHash: String, until: Date) throws -> Bool { throw Self.unavailable }
     public func isDomainVerified(projectID: String, domain: String) throws -> Bool { throw Self.unavailable }
-    public func addCallback(environmentID: String, uri: RedirectURI, now: Date) throws -> CallbackRecord { throw Self.unavailable }
+    public func addCallback(environmentID: String, uri: RedirectURI, now: Date, audit: AuditEntry) throws -> CallbackRecord {
+        throw Self.unavailable
+    }
     public func callbacks(environmentID: String, after: String?, limit: Int) throws -> [CallbackRecord] { throw Self.unavailable }
-    public func deleteCallback(environmentID: String, id: String) throws -> Bool { throw Self.unavailable }
+    public func deleteCallback(environmentID: String, id: String, audit: AuditEntry) throws -> Bool { throw Self.unavailable }
     public func isReady() -> Bool { false }
     public func endAppSession(id: String, userID: String, now: Date) throws -> Bool { throw Self.unavailable }
 }

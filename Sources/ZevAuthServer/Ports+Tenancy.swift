@@ -32,6 +32,10 @@ public struct TenancyPorts: Sendable {
     public var members: any ProjectMemberStore
     /// The HTTPS fetch of association and token files; nil: the configured `HTTPSFetcher`.
     public var fetcher: (any AssociationFetcher)?
+    /// Refused admin calls and events without a write of their own (`AdminAudit`).
+    public var audit: any AuditRecorder
+    /// `ListAudit` (`GET /v1/admin/audit`, "Recent activity" on `/account`).
+    public var auditLog: any AuditLogStore
 
     /// Every port given explicitly (tests pass fakes).
     public init(
@@ -39,7 +43,7 @@ public struct TenancyPorts: Sendable {
         sessionSettings: any SessionSettingsStore, secretKeys: any SecretKeyStore, domains: any DomainStore,
         domainTokens: any DomainTokenStore, apps: any AppRegistrationStore, associationFiles: any AssociationFileStore,
         linkChecks: any LinkCheckStore, linkSchedule: any LinkScheduleStore, members: any ProjectMemberStore,
-        fetcher: (any AssociationFetcher)? = nil
+        fetcher: (any AssociationFetcher)? = nil, audit: any AuditRecorder, auditLog: any AuditLogStore
     ) {
         self.secretKeyLookup = secretKeyLookup
         self.projectCreation = projectCreation
@@ -54,6 +58,8 @@ public struct TenancyPorts: Sendable {
         self.linkSchedule = linkSchedule
         self.members = members
         self.fetcher = fetcher
+        self.audit = audit
+        self.auditLog = auditLog
     }
 
     /// Every port of this area backed by PostgreSQL.
@@ -64,6 +70,6 @@ public struct TenancyPorts: Sendable {
         self.init(
             secretKeyLookup: tenancy, projectCreation: tenancy, projectList: tenancy, sessionSettings: tenancy, secretKeys: tenancy,
             domains: tenancy, domainTokens: tenancy, apps: apps, associationFiles: apps, linkChecks: linkChecks,
-            linkSchedule: linkChecks, members: store.members)
+            linkSchedule: linkChecks, members: store.members, audit: store.audit, auditLog: store.audit)
     }
 }

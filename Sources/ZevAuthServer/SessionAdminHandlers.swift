@@ -19,6 +19,15 @@ struct SessionAdminHandlers: Sendable {
         }
     }
 
+    /// The secret-key caller of the change `action`, or the answer to send (recorded as a `refused` row).
+    private func changer(_ request: HTTPRequest, _ action: String, target: String? = nil) throws -> Result<
+        (environment: EnvironmentRecord, caller: AdminCaller), AdminHandlers.Stop
+    > {
+        try admin.requireEnvironment(request, action: action, target: target)
+    }
+
+    private var admin: AdminHandlers { AdminHandlers(context: context) }
+
     private var keys: SecretKeys { SecretKeys(store: context.tenancy.secretKeys, secrets: context.secrets) }
 
     // MARK: Settings
@@ -39,10 +48,10 @@ struct SessionAdminHandlers: Sendable {
     /// nothing changes. Windows are computed at each refresh from the current settings, so a shorter window
     /// applies to existing sessions at once; a longer one never revives a session already past the old one.
     func patchSettings(_ request: HTTPRequest) throws -> HTTPResponse {
-        let environment: EnvironmentRecord
-        switch try self.environment(request) {
+        let (environment, caller): (EnvironmentRecord, AdminCaller)
+        switch try changer(request, "settings.update") {
         case .failure(let stop): return stop.response
-        case .success(let (value, _)): environment = value
+        case .success(let value): (environment, caller) = value
         }
         guard let body = JSONObjectBody(request.body) else { return AdminHandlers.badBody }
         // An unknown member is described without its name: a description never echoes request input
@@ -85,7 +94,7 @@ struct SessionAdminHandlers: Sendable {
         }
         switch try UpdateSessionSettings(store: context.tenancy.sessionSettings)(
             environmentID: environment.id, values: values, idTokenSigningAlg: algorithm, requireVerifiedEmail: requireVerified,
-            now: context.clock.now())
+            now: context.clock.now(), audit: try admin.audit.entry(caller, request, "settings.update"))
         {
         case .outOfBounds(let setting): return AdminHandlers.invalidField(setting.field, setting.rule)
         case .environmentGone: return Wire.error(.notFound, "The environment no longer exists.")
@@ -98,17 +107,18 @@ struct SessionAdminHandlers: Sendable {
     /// `POST /v1/admin/keys` → 201 `{"id","secretKey","suffix","createdAt"}`: a new key for the caller's
     /// environment that works at once; the key is shown only here (stored as SHA-256).
     func createKey(_ request: HTTPRequest) throws -> HTTPResponse {
-        let environment: EnvironmentRecord
-        switch try self.environment(request) {
+        let (environment, caller): (EnvironmentRecord, AdminCaller)
+        switch try changer(request, "secret_key.create") {
         case .failure(let stop): return stop.response
-        case .success(let (value, _)): environment = value
+        case .success(let value): (environment, caller) = value
         }
         // The call takes no fields: an empty body or `{}`; anything else is refused, as every JSON call
         // refuses a body it cannot read.
         guard request.body.isEmpty || JSONObjectBody(request.body)?.names.isEmpty == true else {
             return Wire.error(.invalidRequest, "This call takes no body, or an empty JSON object.")
         }
-        let created = try keys.create(for: environment, now: context.clock.now())
+        let created = try keys.create(
+            for: environment, now: context.clock.now(), audit: try admin.audit.entry(caller, request, "secret_key.create"))
         return Wire.json(status: 201, CreatedKeyBody(record: created.record, secret: created.secret))
     }
 
@@ -130,12 +140,13 @@ struct SessionAdminHandlers: Sendable {
     /// environment's or an unknown key; 409 `conflict` for the environment's last live key. The calling
     /// key may revoke itself when another live key exists.
     func revokeKey(_ request: HTTPRequest, id: String) throws -> HTTPResponse {
-        let environment: EnvironmentRecord
-        switch try self.environment(request) {
+        let (environment, caller): (EnvironmentRecord, AdminCaller)
+        switch try changer(request, "secret_key.revoke", target: id) {
         case .failure(let stop): return stop.response
-        case .success(let (value, _)): environment = value
+        case .success(let value): (environment, caller) = value
         }
-        switch try keys.revoke(environmentID: environment.id, id: id, now: context.clock.now()) {
+        let entry = try admin.audit.entry(caller, request, "secret_key.revoke", target: id)
+        switch try keys.revoke(environmentID: environment.id, id: id, now: context.clock.now(), audit: entry) {
         case .revoked:
             return HTTPResponse(status: 204, headers: HTTPHeaders([("Cache-Control", "no-store")]))
         case .notFound:

@@ -137,6 +137,7 @@ struct SignInFlow: Sendable {
             token = secret
             browserSessionID = id
         }
+        try PersonalActivity(context: context).record("signin.password", userID: user.id, request)
         try store.rebindAuthorizationRequest(
             requestID: pending.record.id, browserBindingHash: freshHash, browserSessionID: browserSessionID)
         // Persistent for the longest session window, so the person is recognised on the next sign-in.

@@ -62,13 +62,15 @@ struct SigningKeyHandlers: Sendable {
     /// rotation (the list's shape); 409 `conflict` with `Retry-After` while a next key has been published
     /// for less than the JWKS cache time, saying when rotation becomes possible.
     func rotate(_ request: HTTPRequest) throws -> HTTPResponse {
-        if let refusal = try refusal(request) { return refusal }
+        let admin = AdminHandlers(context: context)
+        if case .failure(let stop) = try admin.requireOperator(request, action: "signing_key.rotate") { return stop.response }
         guard request.body.isEmpty || JSONObjectBody(request.body)?.names.isEmpty == true else {
             return Wire.error(.invalidRequest, "This call takes no body, or an empty JSON object.")
         }
         guard let ring, let maker = ring.maker else { return Self.unavailable }
         let now = context.clock.now()
-        let outcome = try RotateSigningKeys(store: ring.store, maker: maker)(now: now)
+        let outcome = try RotateSigningKeys(store: ring.store, maker: maker)(
+            now: now, audit: try admin.audit.entry(.operator, request, "signing_key.rotate"))
         ring.invalidate()
         switch outcome {
         case .rotated:
@@ -89,10 +91,14 @@ struct SigningKeyHandlers: Sendable {
     /// instances within a few seconds); a current key's next key signs from now on, without waiting.
     /// 404 `not_found` for a kid that is not published.
     func revoke(_ request: HTTPRequest, kid: String) throws -> HTTPResponse {
-        if let refusal = try refusal(request) { return refusal }
+        let admin = AdminHandlers(context: context)
+        if case .failure(let stop) = try admin.requireOperator(request, action: "signing_key.revoke", target: kid) {
+            return stop.response
+        }
         guard let ring, let maker = ring.maker else { return Self.unavailable }
         let now = context.clock.now()
-        guard let revoked = try RevokeSigningKey(store: ring.store, maker: maker)(kid: kid, now: now) else {
+        let entry = try admin.audit.entry(.operator, request, "signing_key.revoke", target: kid)
+        guard let revoked = try RevokeSigningKey(store: ring.store, maker: maker)(kid: kid, now: now, audit: entry) else {
             return Wire.error(.notFound, "No published signing key has this kid.")
         }
         ring.invalidate()

@@ -30,11 +30,7 @@ extension AdminHandlers {
     /// has an account. Each field is parsed here, once, into its type (`EmailAddress`, `NewPassword`,
     /// `DisplayName`), then `CreateUser` decides.
     func createUser(_ request: HTTPRequest) throws -> HTTPResponse {
-        switch try actor(request) {
-        case .none: return Self.invalidToken
-        case .environment: return Wire.error(.forbidden, "Only the operator token may do this.")
-        case .operator: break
-        }
+        if case .failure(let stop) = try requireOperator(request, action: "account.create") { return stop.response }
         guard let body = JSONObjectBody(request.body) else { return Self.badBody }
         guard case .value(let rawEmail) = body.string("email") else { return Self.invalidField("email", "is required (a string)") }
         guard case .value(let rawPassword) = body.string("password") else { return Self.invalidField("password", "is required (a string)") }
@@ -51,7 +47,9 @@ extension AdminHandlers {
         }
         guard let name = DisplayName(rawName) else { return Self.invalidField("name", DisplayName.rule) }
         let create = CreateUser(store: context.accounts.createUser, passwords: context.accountPasswords)
-        switch try create(email: email, name: name, password: password, now: context.clock.now()) {
+        // The row names the new account by its id only, never its email address.
+        let entry = try audit.entry(.operator, request, "account.create")
+        switch try create(email: email, name: name, password: password, now: context.clock.now(), audit: entry) {
         case .created(let user): return Wire.json(status: 201, UserBody(user))
         case .addressTaken: return Wire.error(.conflict, "An account with this email already exists.")
         }

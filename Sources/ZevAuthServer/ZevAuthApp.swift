@@ -111,6 +111,7 @@ public struct ZevAuthApp: HTTPHandler {
         routes.registerAccounts()
         routes.registerOperator()
         routes.registerMembers()
+        routes.registerAudit()
         routes.registerSigningKeys()
         self.router = routes.router
         self.httpMetrics = context.metrics.httpTable(templates: routes.router.templates)

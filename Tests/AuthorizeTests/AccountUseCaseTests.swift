@@ -228,7 +228,7 @@ let pat = UserRecord(id: "u1", email: "Pat@Example.com", name: "Pat", imageURL: 
         let taken: Set<String>
         let created = Mutex<[String]>([])
         init(taken: Set<String>) { self.taken = taken }
-        func createUser(email: EmailAddress, name: DisplayName, passwordHash: String, now: Date) throws -> UserRecord {
+        func createUser(email: EmailAddress, name: DisplayName, passwordHash: String, now: Date, audit: AuditEntry?) throws -> UserRecord {
             if taken.contains(email.key) { throw StoreError.duplicate(constraint: "users_email_unique") }
             created.withLock { $0.append(email.key) }
             return UserRecord(id: "new", email: email.typed, name: name.text, imageURL: nil, passwordHash: passwordHash, closed: false)

@@ -10,7 +10,7 @@ import Testing
         let user = UserRecord(id: "u1", email: "pat@example.com", name: "Pat", imageURL: nil, passwordHash: "h", closed: false)
         let factor = Mutex(true)
         let resets = Mutex(0)
-        func resetMFA(userID: String, now: Date) throws -> (user: UserRecord, hadFactor: Bool)? {
+        func resetMFA(userID: String, now: Date, audit: AuditEntry) throws -> (user: UserRecord, hadFactor: Bool)? {
             guard userID == user.id else { return nil }
             resets.withLock { $0 += 1 }
             let had = factor.withLock { present in
@@ -34,13 +34,18 @@ import Testing
         let store = OneAccount()
         let notices = RecordingNotices()
         let reset = ResetMFA(store: store, notices: notices)
-        let first = try #require(try reset(userID: "u1", now: Date()))
+        let first = try #require(
+            try reset(userID: "u1", now: Date(), audit: AuditEntry(actor: .operatorToken, action: "test", clientAddress: nil, at: Date())))
         #expect(first.removed)
         #expect(notices.queued.withLock { $0 } == ["mfa_removed u1"])
-        let again = try #require(try reset(userID: "u1", now: Date()))
+        let again = try #require(
+            try reset(userID: "u1", now: Date(), audit: AuditEntry(actor: .operatorToken, action: "test", clientAddress: nil, at: Date())))
         #expect(!again.removed)
         #expect(notices.queued.withLock { $0 } == ["mfa_removed u1"])
         #expect(store.resets.withLock { $0 } == 2)
-        #expect(try reset(userID: "nobody", now: Date()) == nil)
+        #expect(
+            try reset(
+                userID: "nobody", now: Date(), audit: AuditEntry(actor: .operatorToken, action: "test", clientAddress: nil, at: Date()))
+                == nil)
     }
 }

@@ -55,14 +55,16 @@ import Testing
     @Test func projectKeysHaveTheirEnvironmentsPrefixes() throws {
         struct Keep: ProjectCreationStore {
             func createProject(
-                name: String, development: NewEnvironmentKeys, production: NewEnvironmentKeys, owner: NewProjectOwner?, now: Date
+                name: String, development: NewEnvironmentKeys, production: NewEnvironmentKeys, owner: NewProjectOwner?, now: Date,
+                audit: AuditEntry
             ) throws -> String {
                 #expect(development.secretKeyHash == "d:sk_test_minted")
                 #expect(production.secretKeySuffix == "nted")
                 return "p1"
             }
         }
-        let project = try CreateProject(store: Keep(), secrets: PlainSecrets())(name: "Acme", now: Date())
+        let project = try CreateProject(store: Keep(), secrets: PlainSecrets())(
+            name: "Acme", now: Date(), audit: AuditEntry(actor: .operatorToken, action: "test", clientAddress: nil, at: Date()))
         #expect(project.development.publishableKey == "pk_test_minted")
         #expect(project.production.secretKey == "sk_live_minted")
     }

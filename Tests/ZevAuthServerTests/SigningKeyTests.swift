@@ -199,7 +199,12 @@ func jwsHeader(_ compact: String) -> [String: Any] {
         for _ in 0..<2 {
             let fresh = try steps.map { try maker.makeKey($0.algorithm) }
             DispatchQueue.global().async(group: group) {
-                results.add(Result { try keys.rotate(steps, newNext: fresh, now: clock.now()) })
+                results.add(
+                    Result {
+                        try keys.rotate(
+                            steps, newNext: fresh, now: clock.now(),
+                            audit: AuditEntry(actor: .operatorToken, action: "signing_key.rotate", clientAddress: nil, at: clock.now()))
+                    })
             }
         }
         #expect(try TestDatabase.waitForWaiters(blockedBy: holder, count: 2))

@@ -25,6 +25,7 @@ public final class FakeAccounts: AllAccountStores {
     }
 
     public let state = Mutex(State())
+    private let auditStore = FakeTenancyStore()
     private let counter = Mutex(0)
 
     public init() {}
@@ -58,7 +59,9 @@ public final class FakeAccounts: AllAccountStores {
 
     // MARK: Accounts
 
-    public func createUser(email: EmailAddress, name: DisplayName, passwordHash: String, now: Date) throws -> UserRecord {
+    public func createUser(
+        email: EmailAddress, name: DisplayName, passwordHash: String, now: Date, audit: AuditEntry?
+    ) throws -> UserRecord {
         try state.withLock { state in
             if state.keys[email.key] != nil { throw StoreError.duplicate(constraint: "users_email_unique") }
             let user = UserRecord(
@@ -117,7 +120,7 @@ public final class FakeAccounts: AllAccountStores {
         }
     }
 
-    public func closeUser(id: String, now: Date) throws -> (UserRecord, Date)? {
+    public func closeUser(id: String, now: Date, audit: AuditEntry) throws -> (UserRecord, Date)? {
         state.withLock { state in
             guard let user = state.users[id] else { return nil }
             let closed = UserRecord(
@@ -220,6 +223,9 @@ public final class FakeAccounts: AllAccountStores {
         }
     }
 
+    /// The in-memory audit log of `context(clock:log:)`: the person's own events.
+    public var auditLog: FakeTenancyStore { auditStore }
+
     /// A context whose accounts area is this fake and whose other areas have no database: a request that
     /// reaches PostgreSQL (another area's store, the rate limiter) answers 503.
     public func context(clock: any Clock = SystemClock(), log: any LogSink = CapturingLog()) -> ServerContext {
@@ -227,9 +233,13 @@ public final class FakeAccounts: AllAccountStores {
             databaseURL: "postgresql://127.0.0.1:1/unreachable", issuer: "http://127.0.0.1:0", operatorToken: TestServer.operatorToken)
         configuration.encryptionKey = TestServer.encryptionKey
         let unreachable = PostgresStore(pool: PostgresPool(url: configuration.databaseURL, size: 1))
+        // The person's own events ("Recent activity") go to an in-memory audit log.
+        var tenancy = TenancyPorts(unreachable)
+        tenancy.audit = auditLog
+        tenancy.auditLog = auditLog
         return ServerContext(
             configuration: configuration, store: unreachable,
-            roundTrip: RoundTripPorts(unreachable), tenancy: TenancyPorts(unreachable), accounts: AccountsPorts(all: self), clock: clock,
+            roundTrip: RoundTripPorts(unreachable), tenancy: tenancy, accounts: AccountsPorts(all: self), clock: clock,
             passwordHasher: testPasswordHasher, log: log)
     }
 }

@@ -21,6 +21,9 @@ public final class FakeTenancyStore: @unchecked Sendable {
         public var linkStates: [LinkStateRecord] = []
         public var checks: [LinkCheckRecord] = []
         public var failures: [String: Int] = [:]
+        /// Every audit entry a change method was given or `record(_:)` received, in order (the fake keeps no
+        /// transaction: it notes the entry whatever the change's outcome).
+        public var audit: [AuditEntry] = []
     }
 
     public let state = Mutex(State())
@@ -83,8 +86,10 @@ extension FakeTenancyStore: SecretKeyLookupStore, ProjectCreationStore, ProjectL
     }
 
     public func createProject(
-        name: String, development: NewEnvironmentKeys, production: NewEnvironmentKeys, owner: NewProjectOwner?, now: Date
+        name: String, development: NewEnvironmentKeys, production: NewEnvironmentKeys, owner: NewProjectOwner?, now: Date,
+        audit: AuditEntry
     ) throws -> String {
+        record(audit)
         let projectID = nextID()
         state.withLock { state in
             for (kind, keys) in [(EnvironmentKind.development, development), (.production, production)] {
@@ -111,8 +116,11 @@ extension FakeTenancyStore: SecretKeyLookupStore, ProjectCreationStore, ProjectL
         }
     }
 
-    public func updateSessionSettings(environmentID: String, _ update: SessionSettingsUpdate, now: Date) throws -> EnvironmentRecord? {
-        state.withLock { state in
+    public func updateSessionSettings(
+        environmentID: String, _ update: SessionSettingsUpdate, now: Date, audit: AuditEntry
+    ) throws -> EnvironmentRecord? {
+        record(audit)
+        return state.withLock { state in
             guard let index = state.environments.firstIndex(where: { $0.id == environmentID }) else { return nil }
             let e = state.environments[index]
             var updated = EnvironmentRecord(
@@ -127,7 +135,9 @@ extension FakeTenancyStore: SecretKeyLookupStore, ProjectCreationStore, ProjectL
         }
     }
 
-    public func addSecretKey(environmentID: String, keyHash: String, suffix: String, now: Date) throws -> SecretKeyRecord {
+    public func addSecretKey(environmentID: String, keyHash: String, suffix: String, now: Date, audit: AuditEntry) throws -> SecretKeyRecord
+    {
+        record(audit)
         let record = SecretKeyRecord(id: nextID(), suffix: suffix, createdAt: now, revokedAt: nil)
         state.withLock { $0.keys.append((environmentID, keyHash, record)) }
         return record
@@ -145,8 +155,9 @@ extension FakeTenancyStore: SecretKeyLookupStore, ProjectCreationStore, ProjectL
         state.withLock { $0.keys.first { $0.hash == keyHash && $0.record.revokedAt == nil }?.record.id }
     }
 
-    public func revokeSecretKey(environmentID: String, id: String, now: Date) throws -> SecretKeyRevocation {
-        state.withLock { state in
+    public func revokeSecretKey(environmentID: String, id: String, now: Date, audit: AuditEntry) throws -> SecretKeyRevocation {
+        record(audit)
+        return state.withLock { state in
             guard let index = state.keys.firstIndex(where: { $0.environmentID == environmentID && $0.record.id == id }) else {
                 return .notFound
             }
@@ -162,8 +173,10 @@ extension FakeTenancyStore: SecretKeyLookupStore, ProjectCreationStore, ProjectL
         }
     }
 
-    public func addDomain(projectID: String, domain: String, verificationToken: String, now: Date) throws -> DomainRecord {
-        try state.withLock { state in
+    public func addDomain(projectID: String, domain: String, verificationToken: String, now: Date, audit: AuditEntry) throws -> DomainRecord
+    {
+        record(audit)
+        return try state.withLock { state in
             if state.domains.contains(where: { $0.projectID == projectID && $0.record.domain == domain }) {
                 throw StoreError.duplicate(constraint: "project_domains_unique")
             }
@@ -177,8 +190,9 @@ extension FakeTenancyStore: SecretKeyLookupStore, ProjectCreationStore, ProjectL
         state.withLock { $0.domains.filter { $0.projectID == projectID }.map(\.record).sorted { $0.domain < $1.domain } }
     }
 
-    public func markDomainVerified(projectID: String, domain: String, hosted: Bool?, now: Date) throws -> Bool {
-        state.withLock { state in
+    public func markDomainVerified(projectID: String, domain: String, hosted: Bool?, now: Date, audit: AuditEntry) throws -> Bool {
+        record(audit)
+        return state.withLock { state in
             guard let index = state.domains.firstIndex(where: { $0.projectID == projectID && $0.record.domain == domain }) else {
                 return false
             }
@@ -195,8 +209,9 @@ extension FakeTenancyStore: SecretKeyLookupStore, ProjectCreationStore, ProjectL
 }
 
 extension FakeTenancyStore: AppRegistrationStore, AssociationFileStore, LinkCheckStore, LinkScheduleStore {
-    public func createApp(environmentID: String, identity: AppIdentity, now: Date) throws -> AppRecord {
-        try state.withLock { state in
+    public func createApp(environmentID: String, identity: AppIdentity, now: Date, audit: AuditEntry) throws -> AppRecord {
+        record(audit)
+        return try state.withLock { state in
             let siblings = state.apps.filter { $0.environmentID == environmentID && $0.platform == identity.platform }
             if siblings.count >= 10 { throw AppLimitError.nativeAppLimit }
             switch identity {
@@ -232,8 +247,11 @@ extension FakeTenancyStore: AppRegistrationStore, AssociationFileStore, LinkChec
         }
     }
 
-    public func replaceFingerprints(environmentID: String, id: String, fingerprints: [CertificateFingerprint]) throws -> AppRecord? {
-        try state.withLock { state in
+    public func replaceFingerprints(
+        environmentID: String, id: String, fingerprints: [CertificateFingerprint], audit: AuditEntry
+    ) throws -> AppRecord? {
+        record(audit)
+        return try state.withLock { state in
             guard let index = state.apps.firstIndex(where: { $0.id == id && $0.environmentID == environmentID }),
                 case .android(let app) = state.apps[index].identity
             else { return nil }
@@ -247,8 +265,9 @@ extension FakeTenancyStore: AppRegistrationStore, AssociationFileStore, LinkChec
         }
     }
 
-    public func setProductionCustomScheme(id: String, scheme: String?) throws -> AppRecord? {
-        state.withLock { state in
+    public func setProductionCustomScheme(id: String, scheme: String?, audit: AuditEntry) throws -> AppRecord? {
+        record(audit)
+        return state.withLock { state in
             guard let index = state.apps.firstIndex(where: { $0.id == id }) else { return nil }
             let old = state.apps[index]
             state.apps[index] = AppRecord(
@@ -257,8 +276,9 @@ extension FakeTenancyStore: AppRegistrationStore, AssociationFileStore, LinkChec
         }
     }
 
-    public func deleteApp(environmentID: String, id: String) throws -> Bool {
-        state.withLock { state in
+    public func deleteApp(environmentID: String, id: String, audit: AuditEntry) throws -> Bool {
+        record(audit)
+        return state.withLock { state in
             let before = state.apps.count
             state.apps.removeAll { $0.id == id && $0.environmentID == environmentID }
             return state.apps.count < before
@@ -338,13 +358,30 @@ extension FakeTenancyStore: AppRegistrationStore, AssociationFileStore, LinkChec
     { [] }
 }
 
+extension FakeTenancyStore: AuditRecorder, AuditLogStore {
+    public func record(_ entry: AuditEntry) {
+        state.withLock { $0.audit.append(entry) }
+    }
+
+    /// The recorded entries, newest first, with their index as the id (no scope filter beyond the subject's).
+    public func auditRows(_ scope: AuditScope, after: String?, limit: Int) throws -> [AuditRecord] {
+        let rows = state.withLock { $0.audit }.enumerated().reversed().map { AuditRecord(id: String($0.offset), entry: $0.element) }
+        let scoped = rows.filter { row in
+            if case .subject(let userID) = scope { return row.entry.subjectUserID == userID }
+            return true
+        }
+        let start = after.flatMap { cursor in scoped.firstIndex { $0.id == cursor }.map { $0 + 1 } } ?? 0
+        return Array(scoped.dropFirst(start).prefix(limit))
+    }
+}
+
 extension TenancyPorts {
     /// Every port of this area backed by one fake, with `fetcher` for outbound fetches.
     public init(fake: FakeTenancyStore, fetcher: (any AssociationFetcher)? = FakeFetcher()) {
         self.init(
             secretKeyLookup: fake, projectCreation: fake, projectList: fake, sessionSettings: fake, secretKeys: fake, domains: fake,
             domainTokens: fake, apps: fake, associationFiles: fake, linkChecks: fake, linkSchedule: fake,
-            members: UnreachableMemberStore(), fetcher: fetcher)
+            members: UnreachableMemberStore(), fetcher: fetcher, audit: fake, auditLog: fake)
     }
 }
 

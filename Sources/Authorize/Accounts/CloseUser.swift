@@ -4,8 +4,9 @@ import Foundation
 public protocol CloseUserStore: Sendable {
     /// Sets `closed_at` once and ends every session of the account, in one transaction; a repeat changes
     /// nothing. - Returns: the account and when it was first closed, or nil for an unknown id.
+    /// `audit` is written in the same transaction when the account exists (repeats included).
     /// - Throws: `StoreUnavailable`.
-    func closeUser(id: String, now: Date) throws -> (UserRecord, Date)?
+    func closeUser(id: String, now: Date, audit: AuditEntry) throws -> (UserRecord, Date)?
 }
 
 /// The operator closes an account (`POST /v1/admin/users/{id}/close`, docs/protocol.md#session-ends):
@@ -24,7 +25,7 @@ public struct CloseUser: Sendable {
     public init(store: any CloseUserStore) { self.store = store }
 
     /// - Returns: the closed account, or nil when no account has this id. - Throws: `StoreUnavailable`.
-    public func callAsFunction(id: String, now: Date) throws -> Closed? {
-        try store.closeUser(id: id, now: now).map { Closed(user: $0.0, closedAt: $0.1) }
+    public func callAsFunction(id: String, now: Date, audit: AuditEntry) throws -> Closed? {
+        try store.closeUser(id: id, now: now, audit: audit).map { Closed(user: $0.0, closedAt: $0.1) }
     }
 }

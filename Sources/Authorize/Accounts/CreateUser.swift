@@ -3,8 +3,10 @@ import Foundation
 /// What creating an account needs from storage.
 public protocol CreateUserStore: Sendable {
     /// Creates an account under `email.key` (unique across the deployment).
+    /// `audit` (the operator's `account.create`, named after the new account) is written in the same
+    /// statement; a person's own sign-up passes nil.
     /// - Throws: `StoreError.duplicate(constraint:)` when the address has an account; `StoreUnavailable`.
-    func createUser(email: EmailAddress, name: DisplayName, passwordHash: String, now: Date) throws -> UserRecord
+    func createUser(email: EmailAddress, name: DisplayName, passwordHash: String, now: Date, audit: AuditEntry?) throws -> UserRecord
 }
 
 /// The operator creates a ZevID account (`POST /v1/admin/users`, docs/protocol.md#admin-api): every value
@@ -29,11 +31,14 @@ public struct CreateUser: Sendable {
     }
 
     /// Hashes the password and creates the account.
+    /// - Parameter audit: the operator's `account.create` row, or nil for a person's own sign-up.
     /// - Throws: `StoreUnavailable`, or what hashing throws.
-    public func callAsFunction(email: EmailAddress, name: DisplayName, password: NewPassword, now: Date) throws -> Outcome {
+    public func callAsFunction(
+        email: EmailAddress, name: DisplayName, password: NewPassword, now: Date, audit: AuditEntry? = nil
+    ) throws -> Outcome {
         let hash = try passwords.hash(password.text)
         do {
-            return .created(try store.createUser(email: email, name: name, passwordHash: hash, now: now))
+            return .created(try store.createUser(email: email, name: name, passwordHash: hash, now: now, audit: audit))
         } catch StoreError.duplicate {
             return .addressTaken
         }

@@ -6,8 +6,9 @@ public protocol ResetMFAStore: Sendable {
     /// session of the account (app sessions, ZevID browser sessions, open MFA challenges), in one
     /// transaction.
     /// - Returns: the account and whether it had a TOTP factor or recovery codes, or nil for an unknown id.
+    /// `audit` is written in the same transaction when the account exists.
     /// - Throws: `StoreUnavailable`.
-    func resetMFA(userID: String, now: Date) throws -> (user: UserRecord, hadFactor: Bool)?
+    func resetMFA(userID: String, now: Date, audit: AuditEntry) throws -> (user: UserRecord, hadFactor: Bool)?
 }
 
 /// The operator removes an account's two-step verification for a person who lost both the authenticator
@@ -35,8 +36,8 @@ public struct ResetMFA: Sendable {
 
     /// - Returns: the reset account, or nil when no account has this id.
     /// - Throws: `StoreUnavailable` (the reset, or queueing the notice; a repeat queues it then).
-    public func callAsFunction(userID: String, now: Date) throws -> Reset? {
-        guard let (user, hadFactor) = try store.resetMFA(userID: userID, now: now) else { return nil }
+    public func callAsFunction(userID: String, now: Date, audit: AuditEntry) throws -> Reset? {
+        guard let (user, hadFactor) = try store.resetMFA(userID: userID, now: now, audit: audit) else { return nil }
         if hadFactor { try notices.queue(.mfaRemoved, userID: user.id, now: now) }
         return Reset(user: user, removed: hadFactor)
     }

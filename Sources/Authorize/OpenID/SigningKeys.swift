@@ -182,12 +182,14 @@ public protocol SigningKeyStore: Sendable {
     func addSigningKeys(_ keys: [(key: NewSigningKey, state: SigningKeyState)], now: Date) throws -> Int
     /// Performs `steps` and stores `newNext` as next keys, all or nothing, only while each step's keys are
     /// still in the states the plan saw (row locks make two concurrent rotations one).
+    /// `audit` is written in the same transaction when the rotation happens (docs/console.md, "Audit log").
     /// - Returns: false when another rotation or a revocation changed the keys first (nothing written).
-    func rotate(_ steps: [SigningKeyPolicy.RotationStep], newNext: [NewSigningKey], now: Date) throws -> Bool
+    func rotate(_ steps: [SigningKeyPolicy.RotationStep], newNext: [NewSigningKey], now: Date, audit: AuditEntry) throws -> Bool
     /// Revokes `kid` at `now`; when it was current, promotes its algorithm's next key at once; when it was
     /// current or next, stores `replacement` as the next key. All or nothing.
+    /// `audit` is written in the same transaction when a key is revoked.
     /// - Returns: nil when no unrevoked key has this kid.
-    func revoke(kid: String, replacement: NewSigningKey, now: Date) throws -> SigningKeyRevocation?
+    func revoke(kid: String, replacement: NewSigningKey, now: Date, audit: AuditEntry) throws -> SigningKeyRevocation?
 }
 
 /// Makes sure every algorithm has a current and a next key (the first `migrate` with an encryption key, or
@@ -234,8 +236,9 @@ public struct RotateSigningKeys: Sendable {
 
     /// Rotates every algorithm at once when the plan allows; a rotation that lost a race to another
     /// instance's answers `tooEarly` for the new next keys (exactly one rotation happened).
+    /// - Parameter audit: the `signing_key.rotate` row, written with the rotation.
     /// - Throws: `StoreUnavailable`; what the maker throws.
-    public func callAsFunction(now: Date) throws -> Outcome {
+    public func callAsFunction(now: Date, audit: AuditEntry) throws -> Outcome {
         var keys = try store.signingKeys(now: now)
         if SigningKeyPolicy.rotation(keys, now: now) == .incomplete {
             try EnsureSigningKeys(store: store, maker: maker)(now: now)
@@ -246,7 +249,7 @@ public struct RotateSigningKeys: Sendable {
             return .tooEarly(possibleAt: Self.possibleAt(keys, now: now))
         case .rotate(let steps):
             let fresh = try steps.map { try maker.make($0.algorithm) }
-            if try store.rotate(steps, newNext: fresh, now: now) { return .rotated(promoted: steps.map(\.promotedKID)) }
+            if try store.rotate(steps, newNext: fresh, now: now, audit: audit) { return .rotated(promoted: steps.map(\.promotedKID)) }
             return .tooEarly(possibleAt: Self.possibleAt(try store.signingKeys(now: now), now: now))
         }
     }
@@ -269,8 +272,8 @@ public struct RevokeSigningKey: Sendable {
 
     /// Revokes `kid` at once (no waiting for the JWKS cache time). - Returns: nil for an unknown or
     /// already revoked kid. - Throws: `StoreUnavailable`; what the maker throws.
-    public func callAsFunction(kid: String, now: Date) throws -> SigningKeyRevocation? {
+    public func callAsFunction(kid: String, now: Date, audit: AuditEntry) throws -> SigningKeyRevocation? {
         guard let key = try store.signingKeys(now: now).first(where: { $0.kid == kid }) else { return nil }
-        return try store.revoke(kid: kid, replacement: try maker.make(key.algorithm), now: now)
+        return try store.revoke(kid: kid, replacement: try maker.make(key.algorithm), now: now, audit: audit)
     }
 }

@@ -12,6 +12,8 @@ public struct PrunedRows: Sendable, Equatable {
     public var rateLimitCounters: Int
     /// Browser binding records.
     public var browserBindings: Int
+    /// Audit-log rows past their 400-day retention (docs/console.md, "Audit log").
+    public var auditRows: Int = 0
 
     /// - Parameters: the counts, each ≥ 0.
     public init(authorizationRequests: Int, authorizationCodes: Int, mfaChallenges: Int, rateLimitCounters: Int, browserBindings: Int) {

@@ -10,14 +10,18 @@ public enum AuditActor: Sendable, Equatable {
     case account(userID: String)
     /// The server itself (housekeeping, scheduled checks).
     case system
+    /// Nobody this server knows: an admin bearer that names no caller (an unknown or revoked `sk_…` key),
+    /// recorded with its refusal, never with the bearer (sql/017_audit_unknown_actor.sql).
+    case unknown
 
-    /// The stored kind: `operator_token`, `secret_key`, `account` or `system`.
+    /// The stored kind: `operator_token`, `secret_key`, `account`, `system` or `unknown`.
     public var kind: String {
         switch self {
         case .operatorToken: return "operator_token"
         case .secretKey: return "secret_key"
         case .account: return "account"
         case .system: return "system"
+        case .unknown: return "unknown"
         }
     }
 
@@ -25,7 +29,7 @@ public enum AuditActor: Sendable, Equatable {
     public var id: String? {
         switch self {
         case .secretKey(let id), .account(let id): return id
-        case .operatorToken, .system: return nil
+        case .operatorToken, .system, .unknown: return nil
         }
     }
 }

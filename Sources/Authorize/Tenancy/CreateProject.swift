@@ -6,10 +6,12 @@ public protocol ProjectCreationStore: Sendable {
     /// the first owner's membership when `owner` is given (with its `member.add` audit row), in one
     /// transaction.
     /// - Returns: the project's id.
+    /// `audit` (named after the new project) is written in the same transaction (docs/console.md, "Audit log").
     /// - Throws: `MemberRefusal.noAccount` when the owner's account is gone (nothing created);
     ///   `StoreUnavailable`, `StoreError.unstorableInput`.
     func createProject(
-        name: String, development: NewEnvironmentKeys, production: NewEnvironmentKeys, owner: NewProjectOwner?, now: Date
+        name: String, development: NewEnvironmentKeys, production: NewEnvironmentKeys, owner: NewProjectOwner?, now: Date,
+        audit: AuditEntry
     ) throws -> String
 }
 
@@ -62,12 +64,13 @@ public struct CreateProject: Sendable {
     ///   - name: the project's name, already checked (`DisplayName` at the edge).
     ///   - owner: the first owner, whose membership is made in the same transaction, or nil.
     ///   - now: the creation time.
+    ///   - audit: the `project.create` row (the store names the new project in it).
     /// - Throws: when the CSPRNG fails; `MemberRefusal.noAccount`; `StoreUnavailable`.
-    public func callAsFunction(name: String, owner: NewProjectOwner? = nil, now: Date) throws -> CreatedProject {
+    public func callAsFunction(name: String, owner: NewProjectOwner? = nil, now: Date, audit: AuditEntry) throws -> CreatedProject {
         let development = try newKeys(.development)
         let production = try newKeys(.production)
         let id = try store.createProject(
-            name: name, development: development.stored, production: production.stored, owner: owner, now: now)
+            name: name, development: development.stored, production: production.stored, owner: owner, now: now, audit: audit)
         return CreatedProject(id: id, name: name, development: development.issued, production: production.issued)
     }
 

@@ -24,15 +24,17 @@ public enum DomainName {
 /// What a project's domains need from storage.
 public protocol DomainStore: Sendable {
     /// Adds a domain with the token it must publish.
+    /// `audit` is written in the same transaction, so a refused duplicate leaves no row.
     /// - Throws: `StoreError.duplicate` when the project has it already; `StoreUnavailable`.
-    func addDomain(projectID: String, domain: String, verificationToken: String, now: Date) throws -> DomainRecord
+    func addDomain(projectID: String, domain: String, verificationToken: String, now: Date, audit: AuditEntry) throws -> DomainRecord
     /// A project's domains, alphabetically.
     /// - Throws: `StoreUnavailable`.
     func domains(projectID: String) throws -> [DomainRecord]
     /// Marks a project's domain verified (keeping the first verification time) and sets `hosted` when given.
+    /// `audit` is written in the same transaction when the domain exists.
     /// - Returns: false when the project has no such domain.
     /// - Throws: `StoreUnavailable`.
-    func markDomainVerified(projectID: String, domain: String, hosted: Bool?, now: Date) throws -> Bool
+    func markDomainVerified(projectID: String, domain: String, hosted: Bool?, now: Date, audit: AuditEntry) throws -> Bool
 }
 
 /// A project's domains (docs/protocol.md#admin-calls): add one with a fresh verification token, list them,
@@ -51,8 +53,9 @@ public struct ProjectDomains: Sendable {
 
     /// Adds `domain` (normalized by `DomainName`) with a new `zdv_…` token.
     /// - Throws: `StoreError.duplicate`; `StoreUnavailable`; when the CSPRNG fails.
-    public func add(projectID: String, domain: String, now: Date) throws -> DomainRecord {
-        try store.addDomain(projectID: projectID, domain: domain, verificationToken: try secrets.mintToken(prefix: "zdv_"), now: now)
+    public func add(projectID: String, domain: String, now: Date, audit: AuditEntry) throws -> DomainRecord {
+        try store.addDomain(
+            projectID: projectID, domain: domain, verificationToken: try secrets.mintToken(prefix: "zdv_"), now: now, audit: audit)
     }
 
     /// The project's domains, alphabetically.
@@ -62,8 +65,10 @@ public struct ProjectDomains: Sendable {
     /// The operator's mark: verified, and `hosted` when given.
     /// - Returns: the domain as it now stands, or nil when the project has no such domain.
     /// - Throws: `StoreUnavailable`.
-    public func markVerified(projectID: String, domain: String, hosted: Bool?, now: Date) throws -> DomainRecord? {
-        guard try store.markDomainVerified(projectID: projectID, domain: domain, hosted: hosted, now: now) else { return nil }
+    public func markVerified(projectID: String, domain: String, hosted: Bool?, now: Date, audit: AuditEntry) throws -> DomainRecord? {
+        guard try store.markDomainVerified(projectID: projectID, domain: domain, hosted: hosted, now: now, audit: audit) else {
+            return nil
+        }
         return try store.domains(projectID: projectID).first { $0.domain == domain }
             ?? DomainRecord(domain: domain, verificationToken: "", verifiedAt: now, hosted: hosted ?? false)
     }

@@ -3,8 +3,9 @@ import Foundation
 /// What secret-key rotation needs from storage (docs/protocol.md#admin-keys).
 public protocol SecretKeyStore: Sendable {
     /// Adds a key (stored as `keyHash`, its digest, and its last 4 characters); it works at once.
+    /// `audit` (named after the new key) is written in the same transaction (docs/console.md, "Audit log").
     /// - Throws: `StoreUnavailable`.
-    func addSecretKey(environmentID: String, keyHash: String, suffix: String, now: Date) throws -> SecretKeyRecord
+    func addSecretKey(environmentID: String, keyHash: String, suffix: String, now: Date, audit: AuditEntry) throws -> SecretKeyRecord
     /// Up to `limit` keys of the environment, live and revoked, oldest first, after the key `after`.
     /// - Throws: `StoreUnavailable`.
     func secretKeys(environmentID: String, after: String?, limit: Int) throws -> [SecretKeyRecord]
@@ -12,8 +13,9 @@ public protocol SecretKeyStore: Sendable {
     /// - Throws: `StoreUnavailable`.
     func secretKeyID(keyHash: String) throws -> String?
     /// Revokes a key of the environment, never its last live one (serialised per environment).
+    /// `audit` is written in the same transaction when a live key is revoked, and only then.
     /// - Throws: `StoreUnavailable`.
-    func revokeSecretKey(environmentID: String, id: String, now: Date) throws -> SecretKeyRevocation
+    func revokeSecretKey(environmentID: String, id: String, now: Date, audit: AuditEntry) throws -> SecretKeyRevocation
 }
 
 /// A listed key, with whether it is the one making the call.
@@ -40,10 +42,11 @@ public struct SecretKeys: Sendable {
     /// Mints a key for `environment` (`sk_live_…` in production, `sk_test_…` in development).
     /// - Returns: the stored record and the key, which is shown only once.
     /// - Throws: when the CSPRNG fails; `StoreUnavailable`.
-    public func create(for environment: EnvironmentRecord, now: Date) throws -> (record: SecretKeyRecord, secret: String) {
+    public func create(for environment: EnvironmentRecord, now: Date, audit: AuditEntry) throws -> (record: SecretKeyRecord, secret: String)
+    {
         let secret = try secrets.mintToken(prefix: environment.kind.secretKeyPrefix)
         let record = try store.addSecretKey(
-            environmentID: environment.id, keyHash: secrets.digest(secret), suffix: String(secret.suffix(4)), now: now)
+            environmentID: environment.id, keyHash: secrets.digest(secret), suffix: String(secret.suffix(4)), now: now, audit: audit)
         return (record, secret)
     }
 
@@ -57,7 +60,7 @@ public struct SecretKeys: Sendable {
 
     /// Revokes a key (the calling key may revoke itself while another live key exists).
     /// - Throws: `StoreUnavailable`.
-    public func revoke(environmentID: String, id: String, now: Date) throws -> SecretKeyRevocation {
-        try store.revokeSecretKey(environmentID: environmentID, id: id, now: now)
+    public func revoke(environmentID: String, id: String, now: Date, audit: AuditEntry) throws -> SecretKeyRevocation {
+        try store.revokeSecretKey(environmentID: environmentID, id: id, now: now, audit: audit)
     }
 }

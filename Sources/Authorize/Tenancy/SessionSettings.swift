@@ -51,8 +51,11 @@ public protocol SessionSettingsStore: Sendable {
     /// Applies a settings change (values within bounds), serialised per environment; when a window grows,
     /// sessions already past the current window are ended first, so lengthening never revives one.
     /// - Returns: the environment with its new settings, or nil when it no longer exists.
+    /// `audit` is written in the same transaction when the environment exists (docs/console.md, "Audit log").
     /// - Throws: `StoreUnavailable`.
-    func updateSessionSettings(environmentID: String, _ update: SessionSettingsUpdate, now: Date) throws -> EnvironmentRecord?
+    func updateSessionSettings(
+        environmentID: String, _ update: SessionSettingsUpdate, now: Date, audit: AuditEntry
+    ) throws -> EnvironmentRecord?
 }
 
 /// `PATCH /v1/admin/settings`: checks every given value against its bounds, then applies them together.
@@ -88,18 +91,19 @@ public struct UpdateSessionSettings: Sendable {
     ///   - values: the whole numbers given, by setting.
     ///   - requireVerifiedEmail: the boolean setting, when given.
     ///   - now: when the change happens (sessions past a window are ended as of it).
-    /// - Throws: `StoreUnavailable`.
     ///   - idTokenSigningAlg: the ID tokens' new algorithm, or nil to keep it.
+    ///   - audit: the `settings.update` row, written with the change.
+    /// - Throws: `StoreUnavailable`.
     public func callAsFunction(
         environmentID: String, values: [SessionSetting: Int], idTokenSigningAlg: SigningAlgorithm? = nil,
-        requireVerifiedEmail: Bool? = nil, now: Date
+        requireVerifiedEmail: Bool? = nil, now: Date, audit: AuditEntry
     ) throws -> Outcome {
         switch Self.update(values) {
         case .failure(let problem): return .outOfBounds(problem.setting)
         case .success(var update):
             update.idTokenSigningAlg = idTokenSigningAlg
             update.requireVerifiedEmail = requireVerifiedEmail
-            guard let updated = try store.updateSessionSettings(environmentID: environmentID, update, now: now) else {
+            guard let updated = try store.updateSessionSettings(environmentID: environmentID, update, now: now, audit: audit) else {
                 return .environmentGone
             }
             return .updated(updated)
