@@ -29,14 +29,13 @@ import re
 import secrets
 import sys
 import time
-import traceback
 import urllib.parse
 
 from selenium.common.exceptions import WebDriverException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
-from journeys import Browser, current_step, totp
+from journeys import Browser, current_step, run_journeys, totp
 from local_site import AASA_FILE, ASSETLINKS_FILE, TOKEN_FILE, Admin, Site, random_fingerprint
 
 # The buttons that change something (docs/console.md, "Pages"): a viewer sees none of them.
@@ -486,25 +485,8 @@ def main():
         ("console: a viewer cannot change anything", journeys.viewer_cannot_change),
         ("console: an operator creates a project for a new owner", journeys.operator_creates_project),
     ]
-    failed = 0
-    for name, journey in order:
-        if args.only and name not in args.only:
-            continue
-        began = time.monotonic()
-        try:
-            journey()
-            print(f"journey {name}: ok ({time.monotonic() - began:.1f} s)", flush=True)
-        except Exception as error:  # one journey's failure is reported and the others still run
-            failed += 1
-            print(f"journey {name}: FAILED {type(error).__name__}: {error}", flush=True)
-            traceback.print_exc(file=sys.stderr)
-            if journeys.browser:
-                path = os.path.join(args.artifacts, f"FAILED-console-{journeys.journey}.png")
-                try:
-                    journeys.browser.driver.save_screenshot(path)
-                    print(f"  screenshot of the failure: {path}", flush=True)
-                except Exception:
-                    pass
+    failed = run_journeys(
+        order, args.only, journeys, args.artifacts, lambda name: f"FAILED-console-{journeys.journey}.png")
     if journeys.browser:
         shots = sorted(glob.glob(os.path.join(args.artifacts, "console-*.png")))
         print(f"console screenshots: {len(shots)} in {args.artifacts}", flush=True)

@@ -625,6 +625,32 @@ def decode_qr_png(png):
     return results[0].text if results else None
 
 
+def run_journeys(order, only, journeys, artifacts, failure_name):
+    """Runs each (name, journey) of `order` (those named in `only`, when given), printing "journey NAME: ok"
+    or "journey NAME: FAILED …" with a screenshot named `failure_name(name)`; one journey's failure is
+    reported and the others still run. Returns how many failed."""
+    failed = 0
+    for name, journey in order:
+        if only and name not in only:
+            continue
+        began = time.monotonic()
+        try:
+            journey()
+            print(f"journey {name}: ok ({time.monotonic() - began:.1f} s)", flush=True)
+        except Exception as error:
+            failed += 1
+            print(f"journey {name}: FAILED {type(error).__name__}: {error}", flush=True)
+            traceback.print_exc(file=sys.stderr)
+            if journeys.browser:
+                path = os.path.join(artifacts, failure_name(name))
+                try:
+                    journeys.browser.driver.save_screenshot(path)
+                    print(f"  screenshot of the failure: {path}", flush=True)
+                except Exception:
+                    pass
+    return failed
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--dev-json", required=True)
@@ -648,25 +674,7 @@ def main():
         ("a wrong code says how many tries are left", journeys.wrong_code_tries_left),
         ("password reset", journeys.password_reset),
     ]
-    failed = 0
-    for name, journey in order:
-        if args.only and name not in args.only:
-            continue
-        began = time.monotonic()
-        try:
-            journey()
-            print(f"journey {name}: ok ({time.monotonic() - began:.1f} s)", flush=True)
-        except Exception as error:  # one journey's failure is reported and the others still run
-            failed += 1
-            print(f"journey {name}: FAILED {type(error).__name__}: {error}", flush=True)
-            traceback.print_exc(file=sys.stderr)
-            if journeys.browser:
-                path = os.path.join(args.artifacts, f"FAILED-{name.replace(' ', '-')}.png")
-                try:
-                    journeys.browser.driver.save_screenshot(path)
-                    print(f"  screenshot of the failure: {path}", flush=True)
-                except Exception:
-                    pass
+    failed = run_journeys(order, args.only, journeys, args.artifacts, lambda name: f"FAILED-{name.replace(' ', '-')}.png")
     if journeys.browser:
         shots = sorted(set(glob.glob(os.path.join(args.artifacts, "*.png"))))
         print(f"screenshots: {len(shots)} in {args.artifacts}", flush=True)
