@@ -10,8 +10,8 @@ import PostgresStore
 /// (else the sign-in starts and returns here); operators and owners without TOTP are sent to enrol first;
 /// every action checks its form's CSRF token, asks `Permissions` with the caller from `store.members`,
 /// records a refused action in the audit log and answers 403 without changing anything, and otherwise
-/// calls the same use case the admin API calls. Creating secret keys and rotating signing keys need a
-/// sign-in no older than 10 minutes (`max_age=600`).
+/// calls the same use case the admin API calls. Creating secret keys, changing members and rotating signing
+/// keys need a sign-in no older than 10 minutes (`max_age=600`).
 struct ConsoleHandlers: Sendable {
     let context: ServerContext
 
@@ -169,7 +169,7 @@ struct ConsoleHandlers: Sendable {
         case .read: return "You are not a member of this project."
         case .configure: return "A \(role.rawValue) of this project may read it but not change its configuration."
         case .manageSecretKeys: return "Only the project's owners may create or revoke secret keys."
-        case .manageMembers: return "Only the project's owners may change its members."
+        case .manageMembers: return "Only the project's owners and the deployment's operators may change its members."
         }
     }
 
@@ -228,6 +228,9 @@ struct ConsoleHandlers: Sendable {
         "revoked": "The secret key was revoked.",
         "closed": "The account was closed and every one of its sessions ended.",
         "rotated": "The signing keys were rotated.",
+        "member_added": "The member was added.",
+        "member_saved": "The member's role was saved.",
+        "member_removed": "The member was removed.",
     ]
 
     static func notice(_ request: HTTPRequest) -> String? { AccountForms.query(request, "done").flatMap { notices[$0] } }

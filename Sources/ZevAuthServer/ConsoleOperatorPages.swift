@@ -20,9 +20,10 @@ extension ConsoleHandlers {
         }
     }
 
-    private func projectsResponse(_ caller: Caller, query: String, error: String?, created: CreatedProject?, status: Int = 200) throws
-        -> HTTPResponse
-    {
+    private func projectsResponse(
+        _ caller: Caller, query: String, error: String?, created: CreatedProject?, status: Int = 200, invalid: String? = nil,
+        values: [String: String] = [:], ownerEmail: String? = nil
+    ) throws -> HTTPResponse {
         var html = "<h1>Projects</h1>" + ConsolePages.banner(error: error, notice: nil)
         if let created {
             html += """
@@ -30,6 +31,7 @@ extension ConsoleHandlers {
                 <p>Copy the secret keys now: they are shown only once and stored only as a hash.</p>
                 <p>Development secret key: <span class="secret">\(Self.e(created.development.secretKey))</span></p>
                 <p>Production secret key: <span class="secret">\(Self.e(created.production.secretKey))</span></p>
+                \(ownerEmail.map { "<p>First owner: \(Self.e($0))</p>" } ?? "")
                 <p><a href="/console/projects/\(Self.e(created.id))/development/domains">Open \(Self.e(created.name))</a></p></div>
                 """
         }
@@ -52,10 +54,13 @@ extension ConsoleHandlers {
         if !projects.isEmpty { html += "</ul>" }
         if caller.isOperator {
             let fields =
-                Pages.input(id: "name", name: "name", label: "Project name", type: "text", autocomplete: "off", invalid: error != nil)
+                Pages.input(
+                    id: "name", name: "name", label: "Project name", type: "text", autocomplete: "off", value: values["name"],
+                    invalid: invalid == "name")
                 + Pages.input(
-                    id: "ownerEmail", name: "ownerEmail", label: "First owner's email", type: "email", autocomplete: "off",
-                    hint: "The account that will own the project.", attributes: "")
+                    id: "ownerEmail", name: "ownerEmail", label: "First owner's email (optional)", type: "email", autocomplete: "off",
+                    value: values["ownerEmail"], hint: "The address of an existing account, which becomes the project's first owner.",
+                    attributes: "", invalid: invalid == "ownerEmail")
             html +=
                 "<h2>Create project</h2>"
                 + ConsolePages.form(action: "/console/projects", csrf: caller.session.csrf, fields: fields, button: "Create project")
@@ -63,17 +68,44 @@ extension ConsoleHandlers {
         return ConsolePages.page(title: "Projects", body: html, chrome: caller.chrome("projects"), status: status)
     }
 
-    /// `POST /console/projects` (form `name`, `ownerEmail`): the operator's `CreateProject`.
+    /// `POST /console/projects` (form `name`, `ownerEmail` optional): the operator's `CreateProject`, the
+    /// admin API's path; with `ownerEmail`, that open account becomes the first owner in the creating
+    /// transaction (its `member.add` row names the console account); an address with no open account
+    /// creates nothing and the page says so.
     func createProject(_ request: HTTPRequest) throws -> HTTPResponse {
         try operatorAction(request, page: "/console/projects", action: .createProject, audit: "project.create") { caller, form in
-            guard let name = DisplayName((form["name"] ?? "").trimmingCharacters(in: .whitespaces))?.text else {
-                return try projectsResponse(caller, query: "", error: "The project name \(DisplayName.rule).", created: nil, status: 400)
+            let values = ["name": form["name"] ?? "", "ownerEmail": form["ownerEmail"] ?? ""]
+            func refuse(_ message: String, _ field: String, status: Int) throws -> HTTPResponse {
+                try projectsResponse(caller, query: "", error: message, created: nil, status: status, invalid: field, values: values)
             }
-            let created = try CreateProject(store: context.tenancy.projectCreation, secrets: context.secrets)(
-                name: name, now: context.clock.now(), audit: caller.audit("project.create"))
-            return try projectsResponse(caller, query: "", error: nil, created: created, status: 201)
+            guard let name = DisplayName((form["name"] ?? "").trimmingCharacters(in: .whitespaces))?.text else {
+                return try refuse("The project name \(DisplayName.rule).", "name", status: 400)
+            }
+            let rawOwner = (form["ownerEmail"] ?? "").trimmingCharacters(in: .whitespaces)
+            var owner: NewProjectOwner?
+            if !rawOwner.isEmpty {
+                guard case .success(let email) = EmailAddress.parse(rawOwner) else {
+                    return try refuse("Enter a valid email address for the first owner, or leave it empty.", "ownerEmail", status: 400)
+                }
+                guard let userID = try context.tenancy.members.openAccountID(emailKey: email.key) else {
+                    return try refuse(Self.noOwnerAccount, "ownerEmail", status: 404)
+                }
+                let origin = ChangeOrigin(
+                    actor: .account(userID: caller.session.userID), clientAddress: caller.clientAddress, at: caller.at)
+                owner = NewProjectOwner(userID: userID, origin: origin)
+            }
+            do {
+                let created = try CreateProject(store: context.tenancy.projectCreation, secrets: context.secrets)(
+                    name: name, owner: owner, now: context.clock.now(), audit: caller.audit("project.create"))
+                return try projectsResponse(
+                    caller, query: "", error: nil, created: created, status: 201, ownerEmail: owner == nil ? nil : rawOwner)
+            } catch MemberRefusal.noAccount {
+                return try refuse(Self.noOwnerAccount, "ownerEmail", status: 404)
+            }
         }
     }
+
+    static let noOwnerAccount = "No open account has this email address, so no project was created."
 
     // MARK: Accounts
 

@@ -332,14 +332,7 @@ extension ConsoleHandlers {
         }
     }
 
-    // MARK: Members and Activity
-
-    /// `GET /console/projects/{id}/members`.
-    func membersPage(_ request: HTTPRequest, id: String) throws -> HTTPResponse {
-        try projectPage(request, id: id, env: EnvironmentKind.development.rawValue, page: "members") { _ in
-            ("Members", "<h1>Members</h1><p>Members are managed through the admin API for now.</p>")
-        }
-    }
+    // MARK: Activity
 
     /// `GET …/activity`.
     func activityPage(_ request: HTTPRequest, id: String, env: String) throws -> HTTPResponse {

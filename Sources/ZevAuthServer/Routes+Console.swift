@@ -30,6 +30,13 @@ extension Routes {
         let project = "/console/projects/{id}"
         let env = project + "/{env}"
         add("GET", project + "/members") { request, p in try console.membersPage(request, id: p["id"] ?? "") }
+        add("POST", project + "/members") { request, p in try console.addMember(request, id: p["id"] ?? "") }
+        add("POST", project + "/members/{user}") { request, p in
+            try console.saveMember(request, id: p["id"] ?? "", userID: p["user"] ?? "")
+        }
+        add("POST", project + "/members/{user}/remove") { request, p in
+            try console.removeMember(request, id: p["id"] ?? "", userID: p["user"] ?? "")
+        }
         add("GET", env + "/domains") { request, p in try console.domainsPage(request, id: p["id"] ?? "", env: p["env"] ?? "") }
         add("POST", env + "/domains") { request, p in try console.addDomain(request, id: p["id"] ?? "", env: p["env"] ?? "") }
         add("POST", env + "/domains/{domain}/verify") { request, p in

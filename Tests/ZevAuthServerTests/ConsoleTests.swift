@@ -477,7 +477,10 @@ import ZevAuthTesting
             #expect(answer.text.contains("<h1>\(heading)</h1>"), "\(page)")
             #expect(answer.text.contains("href=\"/console/projects/\(fixture.projectID)/production/\(page)\""))
         }
-        #expect(try console.browser.get("/console/projects/\(fixture.projectID)/members").text.contains("managed through the admin API"))
+        let membersPage = try console.browser.get("/console/projects/\(fixture.projectID)/members")
+        #expect(membersPage.text.contains("<h1>Members</h1>"))
+        #expect(membersPage.text.contains(fixture.email))
+        #expect(!membersPage.text.contains("Add member"))
         let longer = try console.browser.postForm(
             dev + "/sessions",
             [
@@ -490,6 +493,203 @@ import ZevAuthTesting
         let css = try console.browser.get("/console/static/console.css")
         #expect(css.status == 200 && css.header("content-type")?.hasPrefix("text/css") == true)
         #expect(try console.browser.get("/console/static/console.js").status == 200)
+    }
+
+    // MARK: Members
+
+    @Test func membersAreManagedByOwnersAndOperatorsOnly() throws {
+        let clock = ManualClock()
+        let server = try TestServer(live: true, clock: clock)
+        let fixture = try Fixture.make(store: server.store, name: "Console Members")
+        let members = "/console/projects/\(fixture.projectID)/members"
+        let subject = try Self.account(server)
+        try Self.member(fixture.projectID, subject.id, "viewer")
+        let newcomer = try Self.account(server)
+
+        /// Every member of the project with their role.
+        func state() throws -> String {
+            try TestDatabase.pool.query(
+                "SELECT string_agg(user_id::text || '=' || role, ',' ORDER BY user_id) AS m FROM project_members WHERE project_id = $1::uuid",
+                [fixture.projectID]
+            ).first?["m"] ?? ""
+        }
+        let changes: [Action] = [
+            Action(name: "member.add", path: members, fields: [("email", newcomer.email), ("role", "admin")]),
+            Action(name: "member.update", path: members + "/\(subject.id)", fields: [("role", "owner")]),
+            Action(name: "member.remove", path: members + "/\(subject.id)/remove", fields: []),
+        ]
+        func refused(_ console: Console, who: String) throws {
+            for action in changes {
+                let before = try state()
+                let refusedBefore = try Self.count(
+                    "SELECT count(*) AS n FROM audit_log WHERE action = $1 AND outcome = 'refused' AND project_id = $2::uuid",
+                    [action.name, fixture.projectID])
+                let answer = try console.browser.postForm(action.path, [("csrf", try console.csrf())] + action.fields)
+                #expect(answer.status == 403, "\(who) \(action.name): \(answer.status) \(answer.text.prefix(200))")
+                #expect(answer.text.contains("Not allowed"))
+                #expect(try state() == before, "\(who) \(action.name) changed the members")
+                #expect(
+                    try Self.count(
+                        "SELECT count(*) AS n FROM audit_log WHERE action = $1 AND outcome = 'refused' AND project_id = $2::uuid",
+                        [action.name, fixture.projectID]) == refusedBefore + 1, "\(who) \(action.name): no refused audit row")
+            }
+        }
+
+        // A viewer and an admin read the list but see no change form, and every change is refused.
+        for role in ["viewer", "admin"] {
+            let account = try Self.account(server)
+            try Self.member(fixture.projectID, account.id, role)
+            let console = Console(server, email: account.email, password: account.password)
+            try console.signIn()
+            let page = try console.browser.get(members)
+            #expect(page.status == 200)
+            #expect(page.text.contains("<h1>Members</h1>"))
+            #expect(page.text.contains(subject.email) && page.text.contains("Console Person"))
+            #expect(!page.text.contains("Add member") && !page.text.contains(">Remove<") && !page.text.contains(">Save<"))
+            try refused(console, who: role)
+        }
+        // A member of another project may neither read nor change them.
+        let other = try Fixture.make(store: server.store, name: "Console Members Other")
+        let outsider = try Self.account(server)
+        try Self.member(other.projectID, outsider.id, "owner")
+        var outsiderConsole = Console(server, email: outsider.email, password: outsider.password)
+        try outsiderConsole.signIn()
+        try outsiderConsole.enrolTOTP()
+        #expect(try outsiderConsole.browser.get(members).status == 403)
+        try refused(outsiderConsole, who: "outsider")
+
+        // The owner: add, change a role, remove, each with its audit row naming the console account.
+        let owner = try Self.account(server)
+        try Self.member(fixture.projectID, owner.id, "owner")
+        var ownerConsole = Console(server, email: owner.email, password: owner.password)
+        try ownerConsole.signIn()
+        try ownerConsole.enrolTOTP()
+        let page = try ownerConsole.browser.get(members)
+        #expect(page.text.contains("Add member") && page.text.contains(">Remove<") && page.text.contains(">Save<"))
+        let added = try ownerConsole.browser.postForm(
+            members, [("csrf", try ownerConsole.csrf()), ("email", newcomer.email.uppercased()), ("role", "admin")])
+        #expect(added.status == 303, "\(added.status) \(added.text.prefix(300))")
+        #expect(try state().contains("\(newcomer.id)=admin"))
+        #expect(try ownerConsole.browser.get(added.header("location") ?? members).text.contains("The member was added."))
+        #expect(
+            try Self.count(
+                """
+                SELECT count(*) AS n FROM audit_log WHERE action = 'member.add' AND outcome = 'done' AND actor_kind = 'account'
+                AND actor_id = $1 AND target = $2 AND project_id = $3::uuid AND client_address IS NOT NULL
+                """, [owner.id, newcomer.id, fixture.projectID]) == 1)
+
+        // Errors in words, nothing changed.
+        var before = try state()
+        let unknown = try ownerConsole.browser.postForm(
+            members, [("csrf", try ownerConsole.csrf()), ("email", "nobody-\(UUID().uuidString)@example.com"), ("role", "viewer")])
+        #expect(unknown.status == 404)
+        #expect(unknown.text.contains("No open account has this email address."))
+        let twice = try ownerConsole.browser.postForm(
+            members, [("csrf", try ownerConsole.csrf()), ("email", newcomer.email), ("role", "viewer")])
+        #expect(twice.status == 409)
+        #expect(twice.text.contains("This account is already a member of the project."))
+        let badRole = try ownerConsole.browser.postForm(
+            members, [("csrf", try ownerConsole.csrf()), ("email", newcomer.email), ("role", "root")])
+        #expect(badRole.status == 400)
+        #expect(badRole.text.contains("Choose the role Owner, Admin or Viewer."))
+        let lastOwner = "A project keeps at least one owner: make another member an owner first."
+        let demoted = try ownerConsole.browser.postForm(members + "/\(owner.id)", [("csrf", try ownerConsole.csrf()), ("role", "admin")])
+        #expect(demoted.status == 409)
+        #expect(demoted.text.contains(lastOwner))
+        let leaving = try ownerConsole.browser.postForm(members + "/\(owner.id)/remove", [("csrf", try ownerConsole.csrf())])
+        #expect(leaving.status == 409)
+        #expect(leaving.text.contains(lastOwner))
+        #expect(try state() == before)
+
+        let saved = try ownerConsole.browser.postForm(
+            members + "/\(newcomer.id)", [("csrf", try ownerConsole.csrf()), ("role", "viewer")])
+        #expect(saved.status == 303)
+        #expect(try state().contains("\(newcomer.id)=viewer"))
+        let removed = try ownerConsole.browser.postForm(members + "/\(newcomer.id)/remove", [("csrf", try ownerConsole.csrf())])
+        #expect(removed.status == 303)
+        #expect(!(try state().contains(newcomer.id)))
+        #expect(
+            try Self.count(
+                "SELECT count(*) AS n FROM audit_log WHERE action IN ('member.update', 'member.remove') AND outcome = 'done' AND actor_id = $1",
+                [owner.id]) == 2)
+
+        // A sign-in older than 10 minutes: back through the sign-in with max_age=600, nothing changed.
+        clock.advance(by: 11 * 60)
+        before = try state()
+        let stale = try ownerConsole.browser.postForm(
+            members, [("csrf", try ownerConsole.csrf(members)), ("email", newcomer.email), ("role", "viewer")])
+        #expect(stale.status == 303)
+        #expect(queryItems(of: try #require(stale.header("location")))["max_age"] == "600")
+        #expect(try state() == before)
+
+        // An operator, no member: every change, and the project's last owner still stays.
+        let operatorAccount = try Self.account(server)
+        try Self.markOperator(operatorAccount.id)
+        var operatorConsole = Console(server, email: operatorAccount.email, password: operatorAccount.password)
+        try operatorConsole.signIn()
+        try operatorConsole.enrolTOTP()
+        #expect(try operatorConsole.browser.get(members).text.contains("Add member"))
+        let promoted = try operatorConsole.browser.postForm(
+            members + "/\(subject.id)", [("csrf", try operatorConsole.csrf()), ("role", "owner")])
+        #expect(promoted.status == 303)
+        #expect(try state().contains("\(subject.id)=owner"))
+        let demotedOwner = try operatorConsole.browser.postForm(
+            members + "/\(owner.id)", [("csrf", try operatorConsole.csrf()), ("role", "viewer")])
+        #expect(demotedOwner.status == 303)
+        #expect(try state().contains("\(owner.id)=viewer"))
+        let addedBack = try operatorConsole.browser.postForm(
+            members, [("csrf", try operatorConsole.csrf()), ("email", newcomer.email), ("role", "owner")])
+        #expect(addedBack.status == 303)
+        let removedBySubject = try operatorConsole.browser.postForm(
+            members + "/\(subject.id)/remove", [("csrf", try operatorConsole.csrf())])
+        #expect(removedBySubject.status == 303)
+        let lastOne = try operatorConsole.browser.postForm(members + "/\(newcomer.id)/remove", [("csrf", try operatorConsole.csrf())])
+        #expect(lastOne.status == 409)
+        #expect(lastOne.text.contains(lastOwner))
+        #expect(try state().contains("\(newcomer.id)=owner"))
+        #expect(server.serverFailureLines.isEmpty, "\(server.serverFailureLines)")
+    }
+
+    @Test func createProjectMakesTheOwnerOrCreatesNothing() throws {
+        let server = try TestServer(live: true)
+        _ = try Fixture.make(store: server.store, name: "Console Create")
+        let owner = try Self.account(server)
+        let operatorAccount = try Self.account(server)
+        try Self.markOperator(operatorAccount.id)
+        var console = Console(server, email: operatorAccount.email, password: operatorAccount.password)
+        try console.signIn()
+        try console.enrolTOTP()
+        let name = "Owned \(UUID().uuidString.prefix(8))"
+        func projects() throws -> Int { try Self.count("SELECT count(*) AS n FROM projects WHERE name = $1", [name]) }
+
+        let unknown = try console.browser.postForm(
+            "/console/projects", [("csrf", try console.csrf()), ("name", name), ("ownerEmail", "nobody-\(UUID().uuidString)@example.com")])
+        #expect(unknown.status == 404)
+        #expect(unknown.text.contains("No open account has this email address, so no project was created."))
+        #expect(unknown.text.contains("value=\"\(name)\""))
+        let invalid = try console.browser.postForm(
+            "/console/projects", [("csrf", try console.csrf()), ("name", name), ("ownerEmail", "not an address")])
+        #expect(invalid.status == 400)
+        #expect(invalid.text.contains("aria-invalid=\"true\""))
+        #expect(try projects() == 0)
+
+        let made = try console.browser.postForm(
+            "/console/projects", [("csrf", try console.csrf()), ("name", name), ("ownerEmail", " \(owner.email) ")])
+        #expect(made.status == 201, "\(made.status) \(made.text.prefix(300))")
+        #expect(made.text.contains("First owner: \(owner.email)"))
+        SuiteCapture.secret(TOTPSignInTests.between(made.text, "Production secret key: <span class=\"secret\">", "<"))
+        SuiteCapture.secret(TOTPSignInTests.between(made.text, "Development secret key: <span class=\"secret\">", "<"))
+        #expect(try projects() == 1)
+        #expect(
+            try Self.count(
+                """
+                SELECT count(*) AS n FROM project_members m JOIN projects p ON p.id = m.project_id
+                WHERE p.name = $1 AND m.user_id = $2::uuid AND m.role = 'owner'
+                """, [name, owner.id]) == 1)
+        #expect(
+            try Self.count(
+                "SELECT count(*) AS n FROM audit_log WHERE action = 'member.add' AND actor_kind = 'account' AND actor_id = $1 AND target = $2",
+                [operatorAccount.id, owner.id]) == 1)
     }
 
     @Test func badInputsAreRefusedWithASentenceNeverA500() throws {
@@ -511,6 +711,11 @@ import ZevAuthTesting
             (dev + "/sessions", [("sessionMaxAgeDays", junk)]), (dev + "/keys/not-a-uuid/revoke", []),
             ("/console/projects", [("name", "")]), ("/console/accounts", [("q", junk)]), ("/console/accounts/not-a-uuid/close", []),
             ("/console/projects/not-a-uuid/development/domains", [("domain", "a.example")]),
+            ("/console/projects/\(fixture.projectID)/members", [("email", junk), ("role", "viewer")]),
+            ("/console/projects/\(fixture.projectID)/members", [("email", "a@example.com"), ("role", junk)]),
+            ("/console/projects/\(fixture.projectID)/members/not-a-uuid", [("role", "viewer")]),
+            ("/console/projects/\(fixture.projectID)/members/not-a-uuid/remove", []),
+            ("/console/projects", [("name", "Bad Owner"), ("ownerEmail", junk)]),
             (dev.replacingOccurrences(of: "/development", with: "/staging") + "/domains", [("domain", "a.example")]),
         ]
         for (path, fields) in posts {
