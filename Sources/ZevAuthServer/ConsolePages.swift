@@ -54,7 +54,7 @@ enum ConsolePages {
         overflow:auto;max-height:24rem;font-size:.85rem;white-space:pre}\
         ul.items{list-style:none;padding:0;margin:0}ul.items>li{border-top:1px solid \(Palette.secondary);padding:.75rem 0}\
         .project{color:\(Palette.muted);margin:0}\
-        @media (min-width:64rem){.columns{display:grid;grid-template-columns:1fr 1fr;gap:1rem}}
+        @media (min-width:64rem){.columns{display:grid;grid-template-columns:minmax(0,1fr) minmax(0,1fr);gap:1rem}}
         """
 
     /// Progressive enhancement only: reveals each "Copy" button and copies its target's text. Every page
