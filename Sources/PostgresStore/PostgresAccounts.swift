@@ -114,10 +114,13 @@ public struct PostgresAccounts: Sendable, CreateUserStore, AccountSignInStore, C
         }
     }
 
-    /// Ends every browser session and every app session of the person, and abandons their pending MFA
-    /// challenges. Runs on the connection given, so callers compose it into their transaction.
+    /// Ends every browser session, every console session and every app session of the person, and
+    /// abandons their pending MFA challenges. Runs on the connection given, so callers compose it into
+    /// their transaction.
     static func endEverything(_ connection: PostgresConnection, userID: String, now: Date, reason: String) throws {
         let time = SQLTime.parameter(now)
+        // A console session is a session of this account too (docs/console.md, "Signing in").
+        try connection.query("DELETE FROM console_sessions WHERE user_id = $1", [userID])
         try connection.query(
             "UPDATE browser_sessions SET ended_at = to_timestamp($2::float8) WHERE user_id = $1 AND ended_at IS NULL", [userID, time])
         try connection.query(

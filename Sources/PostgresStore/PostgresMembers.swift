@@ -65,7 +65,15 @@ extension PostgresMembers: ProjectMemberStore {
     /// the previous change committed (READ COMMITTED takes a snapshot per statement).
     /// - Returns: whether the project exists.
     static func lockProject(_ projectID: String, on connection: PostgresConnection) throws -> Bool {
-        try connection.query("SELECT id FROM projects WHERE id = $1::uuid FOR NO KEY UPDATE", [projectID]).first != nil
+        // A project with a production environment: the deployment's own console project has none and has
+        // no members (sql/019_console.sql), as the project lists never show it.
+        try connection.query(
+            """
+            SELECT p.id FROM projects p
+            WHERE p.id = $1::uuid AND EXISTS (SELECT 1 FROM environments e WHERE e.project_id = p.id AND e.kind = 'production')
+            FOR NO KEY UPDATE OF p
+            """, [projectID]
+        ).first != nil
     }
 
     /// Inserts a membership of an open account and its audit row, inside the caller's transaction.
@@ -95,7 +103,14 @@ extension PostgresMembers: ProjectMemberStore {
     /// - Throws: `StoreUnavailable`.
     public func projectExists(projectID: String) throws -> Bool {
         guard UUID(uuidString: projectID) != nil else { return false }
-        return try PostgresEdge.run { try pool.query("SELECT 1 FROM projects WHERE id = $1::uuid", [projectID]).first != nil }
+        return try PostgresEdge.run {
+            try pool.query(
+                """
+                SELECT 1 FROM projects p
+                WHERE p.id = $1::uuid AND EXISTS (SELECT 1 FROM environments e WHERE e.project_id = p.id AND e.kind = 'production')
+                """, [projectID]
+            ).first != nil
+        }
     }
 
     /// - Throws: `StoreUnavailable`.
@@ -146,12 +161,19 @@ extension PostgresMembers: ProjectMemberStore {
         return try PostgresEdge.run {
             try pool.transaction { connection in
                 guard try Self.lockProject(projectID, on: connection) else { throw MemberRefusal.noProject }
-                let roles = try connection.query(
-                    "SELECT user_id, role FROM project_members WHERE project_id = $1::uuid", [projectID]
-                ).rows.map { (try $0.string("user_id"), ProjectRole(wire: try $0.string("role"))) }
-                guard roles.contains(where: { $0.0 == userID }) else { throw MemberRefusal.notMember }
-                let after = roles.compactMap { $0.0 == userID ? role : $0.1 }
-                guard rule(after) else { throw MemberRefusal.lastOwner }
+                // Only open accounts own a project: a closed account's membership never counts as its owner,
+                // and changing or removing it never leaves the project without one (docs/console.md, "Members").
+                let members = try connection.query(
+                    """
+                    SELECT m.user_id, m.role, u.closed_at IS NULL AS open
+                    FROM project_members m JOIN users u ON u.id = m.user_id WHERE m.project_id = $1::uuid
+                    """, [projectID]
+                ).rows.map { (id: try $0.string("user_id"), role: ProjectRole(wire: try $0.string("role")), open: $0["open"] == "t") }
+                guard let target = members.first(where: { $0.id == userID }) else { throw MemberRefusal.notMember }
+                if target.open {
+                    let after = members.filter(\.open).compactMap { $0.id == userID ? role : $0.role }
+                    guard rule(after) else { throw MemberRefusal.lastOwner }
+                }
                 let changed: PostgresRow?
                 if let role {
                     changed = try connection.query(

@@ -50,10 +50,11 @@ struct AdminAudit: Sendable {
             entry = try self.entry(caller, request, action, target: target).refused
         } else {
             guard Wire.bearer(request) != nil else { return }
-            entry = AuditEntry(
-                actor: .unknown, action: action, target: target,
-                clientAddress: ClientAddress.of(request, configuration: context.configuration), outcome: .refused,
-                at: context.clock.now())
+            entry =
+                AuditEntry(
+                    actor: .unknown, action: action, target: target,
+                    clientAddress: ClientAddress.of(request, configuration: context.configuration), at: context.clock.now()
+                ).refused
         }
         try context.tenancy.audit.record(entry)
     }

@@ -18,13 +18,24 @@ struct MemberAdminHandlers: Sendable {
 
     /// The audit origin of a caller allowed to manage `projectID`'s members, or the answer to send: 401 for
     /// no caller, 403 for a secret key of another project.
-    private func origin(_ request: HTTPRequest, projectID: String) throws -> Result<ChangeOrigin, AdminHandlers.Stop> {
+    /// Who calls a project's members API: the operator token, or a secret key of that project. A refused
+    /// change (`action` given; reads pass nil) is recorded as the other admin calls' refusals are
+    /// (docs/console.md, "Audit log").
+    private func origin(_ request: HTTPRequest, projectID: String, action: String?, target: String? = nil) throws -> Result<
+        ChangeOrigin, AdminHandlers.Stop
+    > {
+        let admin = AdminHandlers(context: context)
         let actor: AuditActor
-        switch try AdminHandlers(context: context).caller(request) {
-        case .none: return .failure(AdminHandlers.Stop(AdminHandlers.invalidToken))
+        switch try admin.caller(request) {
+        case .none:
+            if let action { try admin.audit.refused(nil, request, action, target: target) }
+            return .failure(AdminHandlers.Stop(AdminHandlers.invalidToken))
         case .operator: actor = .operatorToken
         case .environment(let environment, let keyHash):
             guard environment.projectID == projectID.lowercased() else {
+                if let action {
+                    try admin.audit.refused(.environment(environment, keyHash: keyHash), request, action, target: target)
+                }
                 return .failure(AdminHandlers.Stop(Wire.error(.forbidden, "A secret key manages only its own project's members.")))
             }
             actor = .secretKey(id: try context.tenancy.secretKeys.secretKeyID(keyHash: keyHash) ?? "")
@@ -32,11 +43,19 @@ struct MemberAdminHandlers: Sendable {
         return .success(origin(request, actor: actor))
     }
 
-    /// The operator token's audit origin, or the answer to send.
-    private func operatorOrigin(_ request: HTTPRequest) throws -> Result<ChangeOrigin, AdminHandlers.Stop> {
-        switch try AdminHandlers(context: context).caller(request) {
-        case .none: return .failure(AdminHandlers.Stop(AdminHandlers.invalidToken))
-        case .environment: return .failure(AdminHandlers.Stop(Wire.error(.forbidden, "Only the operator token may do this.")))
+    /// The operator token's origin for `action`; anyone else is refused and recorded.
+    private func operatorOrigin(_ request: HTTPRequest, action: String, target: String? = nil) throws -> Result<
+        ChangeOrigin, AdminHandlers.Stop
+    > {
+        let admin = AdminHandlers(context: context)
+        let caller = try admin.caller(request)
+        switch caller {
+        case .none:
+            try admin.audit.refused(nil, request, action, target: target)
+            return .failure(AdminHandlers.Stop(AdminHandlers.invalidToken))
+        case .environment:
+            try admin.audit.refused(caller, request, action, target: target)
+            return .failure(AdminHandlers.Stop(Wire.error(.forbidden, "Only the operator token may do this.")))
         case .operator: return .success(origin(request, actor: .operatorToken))
         }
     }
@@ -83,7 +102,7 @@ struct MemberAdminHandlers: Sendable {
     /// `GET /v1/admin/projects/{id}/members?cursor=&limit=` → `{"items": [{"userId","email","name","role",
     /// "addedAt"}], "nextCursor": …}` in the order members were added.
     func list(_ request: HTTPRequest, projectID: String) throws -> HTTPResponse {
-        if case .failure(let stop) = try origin(request, projectID: projectID) { return stop.response }
+        if case .failure(let stop) = try origin(request, projectID: projectID, action: nil) { return stop.response }
         guard let paging = Paging(request) else { return AdminHandlers.invalidField("limit", "must be a whole number from 1 to 100") }
         do {
             let page = try members.list(projectID: projectID, cursor: paging.cursor, limit: paging.limit)
@@ -97,7 +116,7 @@ struct MemberAdminHandlers: Sendable {
     /// with no open account, 409 for an account already a member.
     func add(_ request: HTTPRequest, projectID: String) throws -> HTTPResponse {
         let origin: ChangeOrigin
-        switch try self.origin(request, projectID: projectID) {
+        switch try self.origin(request, projectID: projectID, action: "member.add") {
         case .failure(let stop): return stop.response
         case .success(let value): origin = value
         }
@@ -123,7 +142,7 @@ struct MemberAdminHandlers: Sendable {
     /// leave the project without an owner.
     func update(_ request: HTTPRequest, projectID: String, userID: String) throws -> HTTPResponse {
         let origin: ChangeOrigin
-        switch try self.origin(request, projectID: projectID) {
+        switch try self.origin(request, projectID: projectID, action: "member.update", target: userID) {
         case .failure(let stop): return stop.response
         case .success(let value): origin = value
         }
@@ -144,7 +163,7 @@ struct MemberAdminHandlers: Sendable {
     /// `DELETE /v1/admin/projects/{id}/members/{userId}` → 204; 409 for the last owner.
     func remove(_ request: HTTPRequest, projectID: String, userID: String) throws -> HTTPResponse {
         let origin: ChangeOrigin
-        switch try self.origin(request, projectID: projectID) {
+        switch try self.origin(request, projectID: projectID, action: "member.remove", target: userID) {
         case .failure(let stop): return stop.response
         case .success(let value): origin = value
         }
@@ -162,7 +181,7 @@ struct MemberAdminHandlers: Sendable {
     /// 404 for an address with no open account, 409 for an account already marked.
     func markOperator(_ request: HTTPRequest) throws -> HTTPResponse {
         let origin: ChangeOrigin
-        switch try operatorOrigin(request) {
+        switch try operatorOrigin(request, action: "operator.mark") {
         case .failure(let stop): return stop.response
         case .success(let value): origin = value
         }
@@ -186,7 +205,7 @@ struct MemberAdminHandlers: Sendable {
     /// `DELETE /v1/admin/operators/{userId}` (operator token) → 204; 404 when the account is no operator.
     func unmarkOperator(_ request: HTTPRequest, userID: String) throws -> HTTPResponse {
         let origin: ChangeOrigin
-        switch try operatorOrigin(request) {
+        switch try operatorOrigin(request, action: "operator.unmark", target: userID) {
         case .failure(let stop): return stop.response
         case .success(let value): origin = value
         }

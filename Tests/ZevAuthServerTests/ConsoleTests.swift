@@ -231,6 +231,25 @@ import ZevAuthTesting
         #expect(try console.browser.get("/console/projects").status == 303)
     }
 
+    /// A console session is one of the account's sessions: "Sign out everywhere" on /account (and
+    /// every other end of all sessions: a password change or reset, closing, the MFA reset) ends it too.
+    @Test func signingOutEverywhereEndsTheConsoleSession() throws {
+        let server = try TestServer(live: true)
+        let fixture = try Fixture.make(store: server.store, name: "Console Everywhere")
+        try Self.member(fixture.projectID, fixture.userID, "admin")
+        let console = Console(server, email: fixture.email, password: fixture.password)
+        #expect(try console.signIn().header("location") == "/console")
+        #expect(try console.browser.get("/console/projects").status == 200)
+        let account = try console.browser.get("/account")
+        let csrf = try #require(hiddenField("csrf", in: account.text))
+        #expect(try console.browser.postForm("/account/signout-everywhere", [("csrf", csrf)]).status == 303)
+        let after = try console.browser.get("/console/projects")
+        #expect(after.status == 303)
+        #expect(after.header("location")?.hasPrefix("/oauth2/authorize?") == true)
+        let left = try TestDatabase.pool.query("SELECT count(*) AS n FROM console_sessions WHERE user_id = $1", [fixture.userID])
+        #expect(try left.rows[0].int("n") == 0)
+    }
+
     @Test func ownersAndOperatorsEnrolTOTPBeforeAnythingElse() throws {
         let clock = ManualClock()
         let server = try TestServer(live: true, clock: clock)

@@ -39,6 +39,51 @@ import ZevAuthTesting
         }
     }
 
+    /// A closed account owns nothing: the last open owner stays, and the closed owner's membership can go.
+    @Test func aClosedAccountNeverCountsAsTheProjectsOwner() throws {
+        let server = try TestServer()
+        let fixture = try Fixture.make(store: server.store)
+        let open = try account(server)
+        let closed = try account(server)
+        let path = "/v1/admin/projects/\(fixture.projectID)/members"
+        for person in [open, closed] {
+            #expect(
+                try call(server, "POST", path, token: TestServer.operatorToken, json: ["email": person.email, "role": "owner"]).status
+                    == 201)
+        }
+        #expect(try call(server, "POST", "/v1/admin/users/\(closed.id)/close", token: TestServer.operatorToken).status == 200)
+        let demoted = try call(server, "PATCH", path + "/\(open.id)", token: TestServer.operatorToken, json: ["role": "admin"])
+        #expect(demoted.status == 409)
+        #expect(try call(server, "DELETE", path + "/\(closed.id)", token: TestServer.operatorToken).status == 204)
+        #expect(try roles(projectID: fixture.projectID) == ["owner"])
+    }
+
+    /// Refused members and operators calls leave a refused row; a refused row keeps only an id or a domain
+    /// as its target (never an address or a key typed into the path); the console's own project has no members.
+    @Test func refusedCallsAreRecordedWithoutWhatTheCallerTyped() throws {
+        let server = try TestServer()
+        let fixture = try Fixture.make(store: server.store)
+        let other = try Fixture.make(store: server.store)
+        let person = try account(server)
+        let theirs = "/v1/admin/projects/\(other.projectID)/members"
+        #expect(
+            try call(server, "POST", theirs, token: fixture.developmentSecret, json: ["email": person.email, "role": "viewer"]).status
+                == 403)
+        #expect(try call(server, "DELETE", theirs + "/\(person.id)", token: fixture.developmentSecret).status == 403)
+        #expect(try call(server, "DELETE", "/v1/admin/operators/\(person.id)", token: fixture.developmentSecret).status == 403)
+        #expect(try auditRows("member.remove", target: person.id).count == 1)
+        #expect(try auditRows("operator.unmark", target: person.id).count == 1)
+        #expect(try auditRows("member.remove", target: person.id).allSatisfy { $0.hasPrefix("secret_key ") && $0.hasSuffix(" refused") })
+        let typed = "typed-\(UUID().uuidString.lowercased())@victim.example"
+        #expect(try call(server, "DELETE", "/v1/admin/callbacks/\(typed)", token: "sk_test_nobody").status == 401)
+        let stored = try TestDatabase.pool.query("SELECT count(*) AS n FROM audit_log WHERE target LIKE $1", ["%" + typed.prefix(20) + "%"])
+        #expect(try stored.rows[0].int("n") == 0)
+        let console = "/v1/admin/projects/00000000-0000-4000-8000-00000000c0de/members"
+        let added = try call(server, "POST", console, token: TestServer.operatorToken, json: ["email": person.email, "role": "owner"])
+        #expect(added.status == 404)
+        #expect(try server.store.members.memberships(userID: person.id).isEmpty)
+    }
+
     @Test func theOperatorAddsListsRerolesAndRemovesMembersWithOneAuditRowEach() throws {
         let server = try TestServer()
         let fixture = try Fixture.make(store: server.store)
@@ -191,7 +236,11 @@ import ZevAuthTesting
         #expect(try !server.store.members.isOperator(userID: person.id))
         #expect(try call(server, "DELETE", "/v1/admin/operators/\(person.id)", token: TestServer.operatorToken).status == 404)
         #expect(try auditRows("operator.mark", target: person.id) == ["operator_token - - done"])
-        #expect(try auditRows("operator.unmark", target: person.id) == ["operator_token - - done"])
+        // The secret key's refused unmark is recorded too (with the key's project), before the operator's.
+        let unmarks = try auditRows("operator.unmark", target: person.id)
+        #expect(unmarks.count == 2)
+        #expect(unmarks.first?.hasPrefix("secret_key ") == true && unmarks.first?.hasSuffix(" refused") == true)
+        #expect(unmarks.last == "operator_token - - done")
     }
 
     @Test func ownerEmailMakesTheFirstOwnerInTheCreatingTransaction() throws {

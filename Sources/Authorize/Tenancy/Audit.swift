@@ -78,10 +78,20 @@ public struct AuditEntry: Sendable, Equatable {
     }
 
     /// The same entry, refused.
+    /// A refused call's target comes from the caller, not from a change the server made, so it is kept
+    /// only when it has the shape of what targets name (`recordableTarget`): no caller can write an email
+    /// address, a secret or markup into the log by putting it in a path.
     public var refused: AuditEntry {
         AuditEntry(
-            actor: actor, action: action, target: target, projectID: projectID, environmentID: environmentID,
-            subjectUserID: subjectUserID, clientAddress: clientAddress, outcome: .refused, at: at)
+            actor: actor, action: action, target: Self.recordableTarget(target), projectID: projectID,
+            environmentID: environmentID, subjectUserID: subjectUserID, clientAddress: clientAddress, outcome: .refused, at: at)
+    }
+
+    /// `raw` when it is an id (a UUID, lower-cased) or a domain name (`DomainName.normalize`), else nil.
+    public static func recordableTarget(_ raw: String?) -> String? {
+        guard let raw else { return nil }
+        if let uuid = UUID(uuidString: raw) { return uuid.uuidString.lowercased() }
+        return DomainName.normalize(raw)
     }
 }
 
