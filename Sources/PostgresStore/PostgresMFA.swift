@@ -57,6 +57,9 @@ public struct PostgresMFA: Sendable, TOTPEnrolmentStore, SecondFactorStore, MFAC
                         """, [userID, String(step), SQLTime.parameter(now)]
                     ).rowsAffected == 1
                 guard confirmed else { return false }
+                // A console session signed in without the factor ends: the next visit signs in with it
+                // (docs/console.md, "Signing in").
+                try connection.query("DELETE FROM console_sessions WHERE user_id = $1", [userID])
                 try connection.query("DELETE FROM recovery_codes WHERE user_id = $1", [userID])
                 for hash in recoveryCodeHashes {
                     try connection.query(

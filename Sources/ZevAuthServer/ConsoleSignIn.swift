@@ -68,9 +68,10 @@ struct ConsoleSignIn: Sendable {
 
     /// A 303 into this server's own sign-in as the client `console`, returning to `returnTo` (a console
     /// path) afterwards; `recent` adds `max_age=600` so the person authenticates again when their sign-in
-    /// is older (a sensitive action).
+    /// is older (a sensitive action); `login` adds `prompt=login`, which always asks for the password and,
+    /// when enrolled, the second factor.
     /// - Throws: the CSPRNG's failure.
-    func begin(returnTo: String, recent: Bool) throws -> HTTPResponse {
+    func begin(returnTo: String, recent: Bool, login: Bool = false) throws -> HTTPResponse {
         let secret = try Crypto.mintToken(prefix: "zcf_")
         let back = Self.safeReturn(returnTo)
         var query: [(String, String)] = [
@@ -80,6 +81,7 @@ struct ConsoleSignIn: Sendable {
             ("code_challenge", Self.challenge(secret)), ("code_challenge_method", "S256"),
         ]
         if recent { query.append(("max_age", String(ConsoleSessionPolicy.recentAuthenticationSeconds))) }
+        if login { query.append(("prompt", "login")) }
         let target =
             "/oauth2/authorize?"
             + query.map { "\($0.0)=\(FormURLEncoding.percentEncodeUnreserved($0.1))" }.joined(separator: "&")
@@ -148,6 +150,14 @@ struct ConsoleSignIn: Sendable {
         if let environment = try context.store.environment(publishableKey: ConsoleClient.clientID) {
             try Revoke(store: context.roundTrip.revoke, secrets: context.secrets)(
                 token: refreshToken, environmentID: environment.id, now: now)
+        }
+        // An account with a second factor signs in to the console with it: a browser session from before
+        // the enrolment (amr without "mfa") goes through the sign-in again with `prompt=login`, which asks
+        // for both.
+        if !claims.methods.contains("mfa"),
+            try AccountOverview(store: context.accounts.overview)(userID: claims.sub).totpEnabled
+        {
+            return try begin(returnTo: back, recent: false, login: true)
         }
         // A console session cookie the browser already held is replaced, never adopted.
         if let old = Wire.cookies(of: request)[name(Self.sessionCookie)] {

@@ -18,6 +18,9 @@ import ZevAuthTesting
         let password: String
         /// The account's TOTP secret once enrolled.
         var totp: [UInt8]?
+        /// Recovery codes left from the enrolment: a second factor under the system clock, where the
+        /// enrolment's own TOTP step cannot count again.
+        var recoveryCodes: [String] = []
 
         init(_ server: TestServer, email: String, password: String) {
             self.server = server
@@ -33,7 +36,7 @@ import ZevAuthTesting
 
         /// Follows a sign-in from `response` (a 303 into it) to the console callback's answer: the password
         /// page, the second factor when enrolled, and the console's redirect chain.
-        func complete(_ response: TestResponse) throws -> TestResponse {
+        mutating func complete(_ response: TestResponse) throws -> TestResponse {
             var current = response
             for _ in 0..<12 {
                 guard current.status == 303, let raw = current.header("location") else { return current }
@@ -49,9 +52,13 @@ import ZevAuthTesting
                         ])
                 } else if location.hasPrefix("/v1/auth/zevid/mfa") {
                     let secret = try #require(totp)
-                    server.clock?.advance(by: 30)
-                    let step = TOTP.step(atUnixSeconds: server.context.clock.now().timeIntervalSince1970)
-                    current = try TOTPSignInTests.submitCode(browser, at: location, TOTP.code(secret: secret, step: step))
+                    if let clock = server.clock {
+                        clock.advance(by: 30)
+                        let step = TOTP.step(atUnixSeconds: server.context.clock.now().timeIntervalSince1970)
+                        current = try TOTPSignInTests.submitCode(browser, at: location, TOTP.code(secret: secret, step: step))
+                    } else {
+                        current = try TOTPSignInTests.submitCode(browser, at: location, recoveryCodes.removeFirst())
+                    }
                 } else {
                     current = try browser.get(location)
                 }
@@ -61,7 +68,7 @@ import ZevAuthTesting
 
         /// Signs in from `/console` and returns the callback's answer.
         @discardableResult
-        func signIn() throws -> TestResponse {
+        mutating func signIn() throws -> TestResponse {
             let start = try browser.get("/console")
             #expect(start.status == 303)
             return try complete(start)
@@ -75,7 +82,9 @@ import ZevAuthTesting
         }
 
         /// Enrols TOTP on `/account` (the ZevID browser session the console sign-in left).
-        mutating func enrolTOTP() throws {
+        /// Enrols TOTP on /account; the enrolment ends the console session, so (unless `signInAgain` is
+        /// false) signs in to the console again with the new factor.
+        mutating func enrolTOTP(signInAgain: Bool = true) throws {
             let (_, csrf) = try AccountTests.accountPage(browser)
             let enrol = try browser.postForm("/account/totp/start", [("csrf", csrf)])
             let shown = try #require(TOTPSignInTests.between(enrol.text, "<code class=\"secret\">", "</code>"))
@@ -87,6 +96,9 @@ import ZevAuthTesting
                 "/account/totp/confirm", [("csrf", csrf), ("code", TOTP.code(secret: secret, step: step))])
             #expect(confirmed.status == 200)
             totp = secret
+            recoveryCodes = confirmed.text.matches(of: /zrc_[A-Z2-7]{5}-[A-Z2-7]{5}/).map { String($0.output) }
+            recoveryCodes.forEach { SuiteCapture.secret($0) }
+            if signInAgain { try signIn() }
         }
     }
 
@@ -212,7 +224,7 @@ import ZevAuthTesting
         let server = try TestServer(live: true, clock: clock)
         let fixture = try Fixture.make(store: server.store, name: "Console Expiry")
         try Self.member(fixture.projectID, fixture.userID, "admin")
-        let console = Console(server, email: fixture.email, password: fixture.password)
+        var console = Console(server, email: fixture.email, password: fixture.password)
         #expect(try console.signIn().header("location") == "/console")
         clock.advance(by: 59 * 60)
         #expect(try console.browser.get("/console/projects").status == 200)
@@ -237,7 +249,7 @@ import ZevAuthTesting
         let server = try TestServer(live: true)
         let fixture = try Fixture.make(store: server.store, name: "Console Everywhere")
         try Self.member(fixture.projectID, fixture.userID, "admin")
-        let console = Console(server, email: fixture.email, password: fixture.password)
+        var console = Console(server, email: fixture.email, password: fixture.password)
         #expect(try console.signIn().header("location") == "/console")
         #expect(try console.browser.get("/console/projects").status == 200)
         let account = try console.browser.get("/account")
@@ -262,13 +274,20 @@ import ZevAuthTesting
         #expect(asked.text.contains("Set up two-step verification"))
         #expect(asked.text.contains("href=\"/account\""))
         #expect(try console.browser.get("/console/projects/\(fixture.projectID)/development/domains").text.contains("Set up two-step"))
-        try console.enrolTOTP()
+        try console.enrolTOTP(signInAgain: false)
+        // The enrolment ended the console session signed in without the factor: the next visit signs in
+        // again, and the sign-in asks for the second factor before the console opens.
+        let again = try console.browser.get("/console/projects")
+        #expect(again.status == 303)
+        #expect(again.header("location")?.hasPrefix("/oauth2/authorize?") == true)
+        let reopened = try console.complete(again)
+        #expect(reopened.header("location") == "/console/projects")
         let after = try console.browser.get("/console/projects")
         #expect(after.text.contains("<h1>Projects</h1>"))
 
         let operatorAccount = try Self.account(server)
         try Self.markOperator(operatorAccount.id)
-        let operatorConsole = Console(server, email: operatorAccount.email, password: operatorAccount.password)
+        var operatorConsole = Console(server, email: operatorAccount.email, password: operatorAccount.password)
         try operatorConsole.signIn()
         #expect(try operatorConsole.browser.get("/console/signing-keys").text.contains("Set up two-step verification"))
     }
@@ -386,7 +405,7 @@ import ZevAuthTesting
         // A viewer: every change refused (a forged POST; the page shows no button).
         let viewer = try Self.account(server)
         try Self.member(fixture.projectID, viewer.id, "viewer")
-        let viewerConsole = Console(server, email: viewer.email, password: viewer.password)
+        var viewerConsole = Console(server, email: viewer.email, password: viewer.password)
         try viewerConsole.signIn()
         #expect(try viewerConsole.browser.get(dev + "/domains").text.contains("Add domain") == false)
         try refused(viewerConsole, configure + keys + operatorOnly, who: "viewer")
@@ -394,7 +413,7 @@ import ZevAuthTesting
         // An admin: configuration yes, keys and the operator's actions no.
         let admin = try Self.account(server)
         try Self.member(fixture.projectID, admin.id, "admin")
-        let adminConsole = Console(server, email: admin.email, password: admin.password)
+        var adminConsole = Console(server, email: admin.email, password: admin.password)
         try adminConsole.signIn()
         try refused(adminConsole, keys + operatorOnly, who: "admin")
         for action in configure where action.name != "domain.verify" {
@@ -410,7 +429,7 @@ import ZevAuthTesting
         // A member of another project: refused here, whatever their role there.
         let outsider = try Self.account(server)
         try Self.member(other.projectID, outsider.id, "admin")
-        let outsiderConsole = Console(server, email: outsider.email, password: outsider.password)
+        var outsiderConsole = Console(server, email: outsider.email, password: outsider.password)
         try outsiderConsole.signIn()
         #expect(try outsiderConsole.browser.get(dev + "/domains").status == 403)
         try refused(outsiderConsole, configure + keys, who: "outsider")
@@ -468,7 +487,7 @@ import ZevAuthTesting
         let fixture = try Fixture.make(
             store: server.store, name: "Console Pages", development: ["https://pages.invalid/callback"], verifiedDomains: ["pages.invalid"])
         try Self.member(fixture.projectID, fixture.userID, "admin")
-        let console = Console(server, email: fixture.email, password: fixture.password)
+        var console = Console(server, email: fixture.email, password: fixture.password)
         try console.signIn()
         let dev = "/console/projects/\(fixture.projectID)/development"
         let csrf = try console.csrf()
@@ -558,7 +577,7 @@ import ZevAuthTesting
         for role in ["viewer", "admin"] {
             let account = try Self.account(server)
             try Self.member(fixture.projectID, account.id, role)
-            let console = Console(server, email: account.email, password: account.password)
+            var console = Console(server, email: account.email, password: account.password)
             try console.signIn()
             let page = try console.browser.get(members)
             #expect(page.status == 200)
