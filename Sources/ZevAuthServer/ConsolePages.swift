@@ -54,6 +54,9 @@ enum ConsolePages {
         overflow:auto;max-height:24rem;font-size:.85rem;white-space:pre}\
         ul.items{list-style:none;padding:0;margin:0}ul.items>li{border-top:1px solid \(Palette.secondary);padding:.75rem 0}\
         .project{color:\(Palette.muted);margin:0}\
+        .table{overflow-x:auto;margin:0 0 1rem}table{border-collapse:collapse;width:100%;font-size:.9rem}\
+        caption{text-align:left;font-weight:600;padding:0 0 .5rem}th,td{text-align:left;vertical-align:top;padding:.5rem;\
+        border-top:1px solid \(Palette.secondary)}\
         @media (min-width:64rem){.columns{display:grid;grid-template-columns:minmax(0,1fr) minmax(0,1fr);gap:1rem}}
         """
 

@@ -331,13 +331,4 @@ extension ConsoleHandlers {
                 chrome: project.caller.chrome("projects"), status: 400)
         }
     }
-
-    // MARK: Activity
-
-    /// `GET …/activity`.
-    func activityPage(_ request: HTTPRequest, id: String, env: String) throws -> HTTPResponse {
-        try projectPage(request, id: id, env: env, page: "activity") { _ in
-            ("Activity", "<h1>Activity</h1><p>Activity appears here.</p>")
-        }
-    }
 }

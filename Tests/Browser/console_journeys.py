@@ -9,7 +9,8 @@ HTTPS site of Tests/Browser/https_site.py.
   - an owner signs in to /console (enrolling TOTP first), adds the domain and verifies it against the local
     site, adds a link callback, registers an iOS and an Android app, reads both generated files from the
     Association files panel (and presses "Copy"), publishes them on the site, presses "Check again" and sees
-    "Link verified", then breaks a file and sees exactly what is missing;
+    "Link verified", then breaks a file and sees exactly what is missing, and finds the domain and the apps
+    on the Activity page;
   - a viewer of that project sees no button that changes anything, and a POST forged from the owner's own
     forms is refused with 403 and changes nothing;
   - an operator creates a project for a new owner (`ownerEmail`), who then finds it on their Projects page.
@@ -355,6 +356,12 @@ class ConsoleJourneys:
         assert ios["link"]["status"] == "verified", "the iOS app turned unverified with the assetlinks.json broken"
         b.expect_text("Not verified", problems[0]["message"])
         self.page("link-broken")
+
+        # Activity: the owner's changes above (the domain, the apps) in words, newest first.
+        self.open(self.project_path("activity"))
+        b.expect_heading("Activity")
+        b.expect_text("Domain added", "domain.add", "App added", "app.create")
+        self.page("activity")
 
     def press_copy(self, expected):
         """Presses the first "Copy" (the AASA's). When the clipboard is available the page says it copied and

@@ -766,4 +766,112 @@ import ZevAuthTesting
         }
         #expect(server.serverFailureLines.isEmpty, "\(server.serverFailureLines)")
     }
+
+    // MARK: Activity
+
+    /// The rows of an Activity page's table, as text.
+    static func activityRows(_ html: String) -> [String] {
+        guard let body = TOTPSignInTests.between(html, "<tbody>", "</tbody>") else { return [] }
+        return body.components(separatedBy: "</tr>").filter { $0.contains("<td>") }
+    }
+
+    @Test func activityListsTheEnvironmentsRowsNewestFirstScopedAndPaged() throws {
+        let server = try TestServer(live: true)
+        let fixture = try Fixture.make(store: server.store, name: "Console Activity")
+        let other = try Fixture.make(store: server.store, name: "Console Activity Other")
+        let dev = "/console/projects/\(fixture.projectID)/development"
+        let prod = "/console/projects/\(fixture.projectID)/production"
+        let devEnvironment = try #require(try server.store.environment(publishableKey: fixture.developmentKey))
+        func admin(_ path: String, _ secret: String, _ json: [String: Any]) throws -> TestResponse {
+            try server.client.send(
+                "POST", path, headers: [("Content-Type", "application/json"), ("Authorization", "Bearer \(secret)")],
+                body: Array(try JSONSerialization.data(withJSONObject: json)))
+        }
+        func keyID(_ secret: String) throws -> String {
+            let keys = try server.client.send("GET", "/v1/admin/keys", headers: [("Authorization", "Bearer \(secret)")], body: [])
+            return try #require((keys.json["items"] as? [[String: Any]])?.first?["id"] as? String)
+        }
+        let devKeyID = try keyID(fixture.developmentSecret)
+        let prodKeyID = try keyID(fixture.productionSecret)
+
+        // Sixty older rows of this environment, to page through.
+        _ = try TestDatabase.pool.query(
+            """
+            INSERT INTO audit_log (at, actor_kind, action, target, project_id, environment_id, outcome)
+            SELECT now() - make_interval(mins => 10 + n), 'system', 'callback.delete', 'seed-' || lpad(n::text, 2, '0'),
+                   $1::uuid, $2::uuid, 'done'
+            FROM generate_series(1, 60) AS n
+            """, [fixture.projectID, devEnvironment.id])
+
+        // A change in the console, then changes by the admin API, then a refused one in the console.
+        let adminAccount = try Self.account(server)
+        try Self.member(fixture.projectID, adminAccount.id, "admin")
+        let adminConsole = Console(server, email: adminAccount.email, password: adminAccount.password)
+        try adminConsole.signIn()
+        let added = try adminConsole.browser.postForm(
+            dev + "/domains", [("csrf", try adminConsole.csrf()), ("domain", "activity-console.example")])
+        #expect(added.status == 303)
+        #expect(try admin("/v1/admin/callbacks", fixture.developmentSecret, ["uri": "com.activity.app:/dev"]).status == 201)
+        #expect(try admin("/v1/admin/callbacks", fixture.productionSecret, ["uri": "com.activity.app:/prod"]).status == 201)
+        #expect(try admin("/v1/admin/domains", fixture.productionSecret, ["domain": "activity-api.example"]).status == 201)
+        #expect(try admin("/v1/admin/domains", other.developmentSecret, ["domain": "activity-other.example"]).status == 201)
+        let viewer = try Self.account(server)
+        try Self.member(fixture.projectID, viewer.id, "viewer")
+        let viewerConsole = Console(server, email: viewer.email, password: viewer.password)
+        try viewerConsole.signIn()
+        let refused = try viewerConsole.browser.postForm(
+            dev + "/domains", [("csrf", try viewerConsole.csrf()), ("domain", "activity-refused.example")])
+        #expect(refused.status == 403)
+
+        // The development page (read by the viewer): newest first, in words.
+        let first = try viewerConsole.browser.get(dev + "/activity")
+        #expect(first.status == 200)
+        #expect(first.text.contains("<h1>Activity</h1>"))
+        #expect(first.text.contains("<caption"))
+        let rows = Self.activityRows(first.text)
+        #expect(rows.count == 50)
+        func index(_ parts: String...) -> Int? { rows.firstIndex { row in parts.allSatisfy { row.contains($0) } } }
+        let refusedRow = try #require(index(HTML.escape(viewer.email), "domain.add"))
+        #expect(rows[refusedRow].contains("Refused"))
+        let apiDomain = try #require(index("activity-api.example", "Secret key \(prodKeyID)", "Domain added"))
+        let apiCallback = try #require(index("Secret key \(devKeyID)", "Callback added"))
+        let consoleDomain = try #require(index("activity-console.example", HTML.escape(adminAccount.email), "Domain added"))
+        #expect(refusedRow < apiDomain && apiDomain < apiCallback && apiCallback < consoleDomain)
+        #expect(!rows[consoleDomain].contains("Refused"))
+        #expect(rows[consoleDomain].contains("<time datetime=\""))
+        #expect(rows[consoleDomain].contains("127.0.0.1"))
+        #expect(index("Secret key \(prodKeyID)", "callback.add") == nil, "a production row on the development page")
+        #expect(!first.text.contains("activity-other.example"), "another project's row")
+
+        // Paging: "Older" carries the cursor; every seeded row appears exactly once across the pages.
+        let older = try #require(
+            TOTPSignInTests.between(first.text, "<a href=\"", "\" rel=\"next\">Older</a>").map {
+                String($0.split(separator: "\"").last ?? "")
+            })
+        #expect(older.hasPrefix(dev + "/activity?cursor="))
+        let second = try viewerConsole.browser.get(older)
+        #expect(second.status == 200)
+        #expect(second.text.contains(">Newest</a>"))
+        #expect(!second.text.contains(">Older</a>"))
+        let seeds = (rows + Self.activityRows(second.text)).compactMap { TOTPSignInTests.between($0, "<code>seed-", "</code>") }
+        #expect(seeds.count == 60)
+        #expect(Set(seeds).count == 60)
+        #expect(seeds == seeds.sorted())
+
+        // The production page: its own rows and the project-level ones, never development's.
+        let production = Self.activityRows(try adminConsole.browser.get(prod + "/activity").text)
+        #expect(production.contains { $0.contains("Secret key \(prodKeyID)") && $0.contains("callback.add") })
+        #expect(production.contains { $0.contains("activity-console.example") })
+        #expect(production.contains { $0.contains("activity-api.example") })
+        #expect(!production.contains { $0.contains("Secret key \(devKeyID)") || $0.contains("seed-") })
+        #expect(!production.contains { $0.contains("activity-other.example") })
+
+        // A member of another project may not read it.
+        let outsider = try Self.account(server)
+        try Self.member(other.projectID, outsider.id, "admin")
+        let outsiderConsole = Console(server, email: outsider.email, password: outsider.password)
+        try outsiderConsole.signIn()
+        #expect(try outsiderConsole.browser.get(dev + "/activity").status == 403)
+        #expect(server.serverFailureLines.isEmpty, "\(server.serverFailureLines)")
+    }
 }
