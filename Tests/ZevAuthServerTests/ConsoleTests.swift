@@ -806,7 +806,7 @@ import ZevAuthTesting
         // A change in the console, then changes by the admin API, then a refused one in the console.
         let adminAccount = try Self.account(server)
         try Self.member(fixture.projectID, adminAccount.id, "admin")
-        let adminConsole = Console(server, email: adminAccount.email, password: adminAccount.password)
+        var adminConsole = Console(server, email: adminAccount.email, password: adminAccount.password)
         try adminConsole.signIn()
         let added = try adminConsole.browser.postForm(
             dev + "/domains", [("csrf", try adminConsole.csrf()), ("domain", "activity-console.example")])
@@ -817,7 +817,7 @@ import ZevAuthTesting
         #expect(try admin("/v1/admin/domains", other.developmentSecret, ["domain": "activity-other.example"]).status == 201)
         let viewer = try Self.account(server)
         try Self.member(fixture.projectID, viewer.id, "viewer")
-        let viewerConsole = Console(server, email: viewer.email, password: viewer.password)
+        var viewerConsole = Console(server, email: viewer.email, password: viewer.password)
         try viewerConsole.signIn()
         let refused = try viewerConsole.browser.postForm(
             dev + "/domains", [("csrf", try viewerConsole.csrf()), ("domain", "activity-refused.example")])
@@ -869,7 +869,7 @@ import ZevAuthTesting
         // A member of another project may not read it.
         let outsider = try Self.account(server)
         try Self.member(other.projectID, outsider.id, "admin")
-        let outsiderConsole = Console(server, email: outsider.email, password: outsider.password)
+        var outsiderConsole = Console(server, email: outsider.email, password: outsider.password)
         try outsiderConsole.signIn()
         #expect(try outsiderConsole.browser.get(dev + "/activity").status == 403)
         #expect(server.serverFailureLines.isEmpty, "\(server.serverFailureLines)")
