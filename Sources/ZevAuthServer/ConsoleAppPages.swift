@@ -100,7 +100,9 @@ extension ConsoleHandlers {
     /// Both generated files per link domain, exactly as served, with where to publish them.
     private func associationPanel(_ project: ProjectContext, apps: [AppWithLink]) throws -> String {
         var html = "<section aria-labelledby=\"association-files\"><h2 id=\"association-files\">Association files</h2>"
-        let domains = Array(Set(apps.flatMap(\.link.domains))).sorted()
+        // The environment's link domains now (its link callbacks on verified domains), not the domains of
+        // the apps' last checks: a file is ready to publish before its first check.
+        let domains = apps.isEmpty ? [] : try context.tenancy.linkChecks.linkDomains(environmentID: project.environment.id).sorted()
         guard !domains.isEmpty else {
             return html
                 + "<p>The files appear here once an app is registered and a link callback uses a verified domain.</p></section>"
