@@ -34,10 +34,9 @@ module() { # name, sources dir, extra flags…
 }
 
 module Encoding "$src/Encoding"
-# Two lanes, for two cores: PKCE then Authorize beside Association then IDNA.
-{ module PKCE "$src/PKCE" && module Authorize "$src/Authorize"; } &
+# Two lanes, for two cores: PKCE, Authorize, then Association (which imports Authorize) beside IDNA.
+{ module PKCE "$src/PKCE" && module Authorize "$src/Authorize" && module Association "$src/Association"; } &
 lane=$!
-module Association "$src/Association"
 module IDNA "$src/IDNA" -I "$src/CIDN2"
 wait "$lane"
 
@@ -56,6 +55,6 @@ for target in "${targets[@]}"; do
     if [[ -f $bin/$target.stamp && $(cat "$bin/$target.stamp") == "$stamp" && -x $bin/$target ]]; then continue; fi
     echo "fuzz build: target $target"
     quiet swiftc "${flags[@]}" -module-name "Fuzz_$target" -I "$lib" -I "$src/CIDN2" -L "$lib" \
-        -lAuthorize -lAssociation -lPKCE -lIDNA -lEncoding -lidn2 "$file" "${extra[@]}" -o "$bin/$target"
+        -lAssociation -lAuthorize -lPKCE -lIDNA -lEncoding -lidn2 "$file" "${extra[@]}" -o "$bin/$target"
     echo "$stamp" >"$bin/$target.stamp"
 done
