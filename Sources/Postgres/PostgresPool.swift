@@ -27,8 +27,9 @@ import Synchronization
 /// `statement_timeout`, and the client's own wait on the socket one second past it.
 ///
 /// Whether the database accepts writes (`acceptsWrites()`, for a readiness probe) is asked with one cheap
-/// statement, at most once per health-check interval while someone asks, and is false at once after any
-/// statement failed with `25006` (the pool reached a standby).
+/// statement, at most once per health-check interval while the answer is "writable" and at most every 0.25 s
+/// while it is not; it is false at once after any statement failed with `25006` (the pool reached a standby),
+/// and asked again on the next call after any other lost connection.
 public final class PostgresPool: Sendable {
     /// The most connections open at once.
     public let size: Int
@@ -160,12 +161,16 @@ public final class PostgresPool: Sendable {
 
     /// Whether `error` means the connection it came from must not be lent again: a connection-class error
     /// (lost, shutting down, or read-only: `SQLState.isConnectionError`) or a missed deadline. A read-only
-    /// error also marks the database as not accepting writes until the next check says otherwise.
+    /// error also marks the database as not accepting writes until the next check says otherwise; any
+    /// other lost connection makes the next `acceptsWrites()` ask again rather than trust its last answer
+    /// (the primary may be gone: a readiness probe must not say "ready" from before it went).
     private func breaksConnection(_ error: any Error) -> Bool {
         guard let error = error as? PostgresError else { return false }
         if error.sqlState == .readOnlySQLTransaction {
             writability.store(Writability.readOnly, ordering: .relaxed)
             writabilityCheckedAt.store(Self.now(), ordering: .relaxed)
+        } else if error.kind == .connection {
+            writability.store(Writability.unknown, ordering: .relaxed)
         }
         return error.kind == .connection || error.kind == .timeout
     }
@@ -227,19 +232,28 @@ public final class PostgresPool: Sendable {
     /// `transaction_read_only` is `off`, which is false on a standby (in recovery) and under
     /// `default_transaction_read_only`.
     ///
-    /// Answers from the last check when it is younger than the health-check interval, so a probe every
-    /// second costs at most one statement per interval; the first call also makes the background checker
-    /// keep the answer fresh. A statement that failed with `25006` sets it false at once. A check that
-    /// cannot reach the database, or misses its deadline, is false.
+    /// A "writable" answer stands for the health-check interval, so a probe every second costs at most one
+    /// statement per interval; the first call also makes the background checker keep the answer fresh. A
+    /// "not writable" answer stands for at most `notWritableRecheckNanoseconds` (0.25 s), so the instance is
+    /// ready again as soon as a primary accepts writes after a failover, not up to one interval later. A
+    /// statement that failed with `25006` sets it false at once. A check that cannot reach the database,
+    /// or misses its deadline, is false.
     public func acceptsWrites() -> Bool {
         if !writabilityWanted.load(ordering: .relaxed) { writabilityWanted.store(true, ordering: .relaxed) }
         let checkedAt = writabilityCheckedAt.load(ordering: .relaxed)
         let state = writability.load(ordering: .relaxed)
-        if state != Writability.unknown, checkedAt != 0, Self.now() &- checkedAt < healthCheckNanoseconds {
+        let standsFor =
+            state == Writability.writable
+            ? healthCheckNanoseconds : min(healthCheckNanoseconds, Self.notWritableRecheckNanoseconds)
+        if state != Writability.unknown, checkedAt != 0, Self.now() &- checkedAt < standsFor {
             return state == Writability.writable
         }
         return checkWritability()
     }
+
+    /// How long a "not writable" answer of `acceptsWrites()` stands before the next probe asks again:
+    /// 0.25 s (monotonic nanoseconds).
+    static let notWritableRecheckNanoseconds: UInt64 = 250_000_000
 
     /// Asks the database whether it accepts writes and remembers the answer (see `acceptsWrites()`).
     @discardableResult

@@ -99,6 +99,38 @@ final class ScratchDatabase: Sendable {
         for _ in 0..<50 { #expect(pool.acceptsWrites()) }
     }
 
+    /// A "not writable" answer is asked again after a quarter second, whatever the health-check interval:
+    /// once the failover's new primary accepts writes, the readiness probe says so on its next call.
+    @Test func notWritableIsAskedAgainSoonSoReadinessReturnsAfterAFailover() throws {
+        let database = try ScratchDatabase()
+        let pool = PostgresPool(url: database.url, size: 2, sharedConnections: 1, healthCheckIntervalSeconds: 3600)
+        try pool.query("CREATE TABLE notes (x int)")
+        #expect(pool.acceptsWrites())
+        try database.admin("ALTER DATABASE \(database.name) SET default_transaction_read_only = on")
+        try database.terminateBackends()
+        _ = try? pool.query("SELECT 1")
+        #expect(throws: PostgresError.self) { try pool.query("INSERT INTO notes VALUES (1)") }
+        #expect(!pool.acceptsWrites())
+
+        try database.admin("ALTER DATABASE \(database.name) RESET default_transaction_read_only")
+        try database.terminateBackends()
+        _ = try? pool.query("SELECT 1")  // the terminated connection fails once and is replaced
+        usleep(300_000)
+        #expect(pool.acceptsWrites())
+    }
+
+    /// A lost connection makes the next readiness probe ask the database again, whatever the health-check
+    /// interval: the primary went away, and the node behind the URL now is a standby.
+    @Test func aLostConnectionMakesTheNextProbeAskAgain() throws {
+        let database = try ScratchDatabase()
+        let pool = PostgresPool(url: database.url, size: 1, sharedConnections: 1, healthCheckIntervalSeconds: 3600)
+        #expect(pool.acceptsWrites())
+        try database.admin("ALTER DATABASE \(database.name) SET default_transaction_read_only = on")
+        try database.terminateBackends()
+        #expect(throws: PostgresError.self) { try pool.query("SELECT 1") }
+        #expect(!pool.acceptsWrites())
+    }
+
     /// The server's `statement_timeout` (SQLSTATE 57014) ends a statement past the deadline: a 503, and
     /// the connection is kept.
     @Test func statementTimeoutIsUnavailableAndKeepsTheConnection() throws {
