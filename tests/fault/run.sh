@@ -204,7 +204,10 @@ url="postgresql://postgres@127.0.0.1:$pg1,127.0.0.1:$pg2/zevauth?target_session_
 stale_url="postgresql://postgres@127.0.0.1:$pg1/zevauth"
 # The server's switch for PgBouncer's transaction mode, when this build has it.
 prepared_supported=0
-"$bin" serve --help 2>&1 | grep -q ZEVAUTH_DATABASE_PREPARED && prepared_supported=1
+# The help text is read whole first: `grep -q` in a pipe would stop reading at the first match, and the
+# help's writer, cut off, would fail the pipe (pipefail) and the build would be taken for one without it.
+help_text=$("$bin" serve --help 2>&1 || true)
+case "$help_text" in *ZEVAUTH_DATABASE_PREPARED*) prepared_supported=1 ;; esac
 
 # --- haproxy: HTTP in front of the instances (/readyz checks); with --pgbouncer, TCP to the current primary.
 {
