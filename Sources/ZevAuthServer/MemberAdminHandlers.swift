@@ -115,61 +115,60 @@ struct MemberAdminHandlers: Sendable {
     /// `POST /v1/admin/projects/{id}/members {"email","role"}` → 201 with the member; 404 for an address
     /// with no open account, 409 for an account already a member.
     func add(_ request: HTTPRequest, projectID: String) throws -> HTTPResponse {
-        let origin: ChangeOrigin
-        switch try self.origin(request, projectID: projectID, action: "member.add") {
-        case .failure(let stop): return stop.response
-        case .success(let value): origin = value
-        }
-        guard let body = JSONObjectBody(request.body) else { return AdminHandlers.badBody }
-        let email: EmailAddress
-        switch Self.email(body) {
-        case .failure(let stop): return stop.response
-        case .success(let value): email = value
-        }
-        let role: ProjectRole
-        switch Self.role(body) {
-        case .failure(let stop): return stop.response
-        case .success(let value): role = value
-        }
-        do {
+        try change(request, projectID: projectID, action: "member.add") { origin in
+            guard let body = JSONObjectBody(request.body) else { return AdminHandlers.badBody }
+            let email: EmailAddress
+            switch Self.email(body) {
+            case .failure(let stop): return stop.response
+            case .success(let value): email = value
+            }
+            let role: ProjectRole
+            switch Self.role(body) {
+            case .failure(let stop): return stop.response
+            case .success(let value): role = value
+            }
             return Wire.json(status: 201, MemberBody(member: try members.add(projectID: projectID, email: email, role: role, by: origin)))
-        } catch let refusal as MemberRefusal {
-            return Self.answer(refusal)
         }
     }
 
     /// `PATCH /v1/admin/projects/{id}/members/{userId} {"role"}` → 200 with the member; 409 when it would
     /// leave the project without an owner.
     func update(_ request: HTTPRequest, projectID: String, userID: String) throws -> HTTPResponse {
-        let origin: ChangeOrigin
-        switch try self.origin(request, projectID: projectID, action: "member.update", target: userID) {
-        case .failure(let stop): return stop.response
-        case .success(let value): origin = value
-        }
-        guard let body = JSONObjectBody(request.body) else { return AdminHandlers.badBody }
-        let role: ProjectRole
-        switch Self.role(body) {
-        case .failure(let stop): return stop.response
-        case .success(let value): role = value
-        }
-        do {
+        try change(request, projectID: projectID, action: "member.update", target: userID) { origin in
+            guard let body = JSONObjectBody(request.body) else { return AdminHandlers.badBody }
+            let role: ProjectRole
+            switch Self.role(body) {
+            case .failure(let stop): return stop.response
+            case .success(let value): role = value
+            }
             let member = try members.changeRole(projectID: projectID, userID: userID.lowercased(), to: role, by: origin)
             return Wire.json(status: 200, MemberBody(member: member))
-        } catch let refusal as MemberRefusal {
-            return Self.answer(refusal)
         }
     }
 
     /// `DELETE /v1/admin/projects/{id}/members/{userId}` → 204; 409 for the last owner.
     func remove(_ request: HTTPRequest, projectID: String, userID: String) throws -> HTTPResponse {
+        try change(request, projectID: projectID, action: "member.remove", target: userID) { origin in
+            try members.remove(projectID: projectID, userID: userID.lowercased(), by: origin)
+            return HTTPResponse(status: 204)
+        }
+    }
+
+    /// One member change: the caller's origin first (a refused caller gets its answer, and nothing else
+    /// runs), then `body` with that origin; a `MemberRefusal` it throws is answered by `answer(_:)`.
+    /// - Throws: what `origin(_:projectID:action:target:)` or `body` throws other than `MemberRefusal`
+    ///   (`StoreUnavailable` → 503).
+    private func change(
+        _ request: HTTPRequest, projectID: String, action: String, target: String? = nil,
+        _ body: (ChangeOrigin) throws -> HTTPResponse
+    ) throws -> HTTPResponse {
         let origin: ChangeOrigin
-        switch try self.origin(request, projectID: projectID, action: "member.remove", target: userID) {
+        switch try self.origin(request, projectID: projectID, action: action, target: target) {
         case .failure(let stop): return stop.response
         case .success(let value): origin = value
         }
         do {
-            try members.remove(projectID: projectID, userID: userID.lowercased(), by: origin)
-            return HTTPResponse(status: 204)
+            return try body(origin)
         } catch let refusal as MemberRefusal {
             return Self.answer(refusal)
         }
