@@ -90,11 +90,8 @@ final class ScratchDatabase: Sendable {
     /// `acceptsWrites()` answers from a check younger than the health-check interval: many probes cost
     /// one statement.
     @Test func writabilityIsCheckedAtMostOncePerInterval() throws {
-        let database = try ScratchDatabase()
-        let pool = PostgresPool(url: database.url, size: 1, sharedConnections: 1, healthCheckIntervalSeconds: 3600)
-        #expect(pool.acceptsWrites())
-        try database.admin("ALTER DATABASE \(database.name) SET default_transaction_read_only = on")
-        try database.terminateBackends()
+        let demoted = try writablePoolWhoseDatabaseTurnsReadOnly()
+        let pool = demoted.pool
         // Within the interval the cached answer stands (no statement runs), though the database changed.
         for _ in 0..<50 { #expect(pool.acceptsWrites()) }
     }
@@ -122,13 +119,22 @@ final class ScratchDatabase: Sendable {
     /// A lost connection makes the next readiness probe ask the database again, whatever the health-check
     /// interval: the primary went away, and the node behind the URL now is a standby.
     @Test func aLostConnectionMakesTheNextProbeAskAgain() throws {
+        let demoted = try writablePoolWhoseDatabaseTurnsReadOnly()
+        let pool = demoted.pool
+        #expect(throws: PostgresError.self) { try pool.query("SELECT 1") }
+        #expect(!pool.acceptsWrites())
+    }
+
+    /// A pool (health-check interval 3600 s, so no check falls due during a test) that has answered
+    /// "writable" once; then every new session of its database is read-only and its connections are ended,
+    /// as when the primary behind the URL is demoted. The database is returned too, to outlive the pool.
+    private func writablePoolWhoseDatabaseTurnsReadOnly() throws -> (database: ScratchDatabase, pool: PostgresPool) {
         let database = try ScratchDatabase()
         let pool = PostgresPool(url: database.url, size: 1, sharedConnections: 1, healthCheckIntervalSeconds: 3600)
         #expect(pool.acceptsWrites())
         try database.admin("ALTER DATABASE \(database.name) SET default_transaction_read_only = on")
         try database.terminateBackends()
-        #expect(throws: PostgresError.self) { try pool.query("SELECT 1") }
-        #expect(!pool.acceptsWrites())
+        return (database, pool)
     }
 
     /// The server's `statement_timeout` (SQLSTATE 57014) ends a statement past the deadline: a 503, and
