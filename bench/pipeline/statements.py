@@ -72,6 +72,10 @@ PARAMETERS = {
         17: "'127.0.0.1'",  # host,
         18: "5000",  # port,
         19: "'/cb'",  # path and query
+        20: "NULL",  # max_age, seconds (the start gave none)
+        21: "'false'",  # prompt=consent
+        22: "''",  # scope (none requested)
+        23: "NULL",  # nonce (none sent)
     },
 }
 
