@@ -1,5 +1,6 @@
 import Association
 import Authorize
+import Encoding
 import Foundation
 import Postgres
 
@@ -272,28 +273,31 @@ public struct PostgresApps: Sendable {
 
     // MARK: Facts for the start and the consent page
 
-    /// The facts the start's production link rule needs from the environment's apps, in one statement.
-    /// - Throws: `StoreUnavailable`.
-    public func appLinkFacts(environmentID: String) throws -> AppLinkFacts {
+    /// The facts the start's production link rule needs from the environment's apps, as one JSON text
+    /// column named `app_facts` of an `environments e` row: an array with one element per app and domain,
+    /// `[platform, production_custom_scheme|null, domain|null, status|null, covered_paths|null]`, or null
+    /// when the environment has no app. The start reads it in its client statement
+    /// (`PostgresStore.clientEnvironment`), so the start costs one round trip fewer; `appLinkFacts(json:)`
+    /// reads it back.
+    static let appFactsColumn = """
+        (SELECT json_agg(json_build_array(a.platform, a.production_custom_scheme, s.domain, s.status, s.covered_paths))::text
+         FROM mobile_apps a LEFT JOIN app_link_states s ON s.app_id = a.id
+         WHERE a.environment_id = e.id) AS app_facts
+        """
+
+    /// The facts in an `appFactsColumn` value; nil (no app) gives no facts. An element whose platform or
+    /// status this build does not know adds nothing.
+    static func appLinkFacts(json text: String?) -> AppLinkFacts {
         var facts = AppLinkFacts()
-        let rows = try PostgresEdge.run {
-            // Prepared once per connection: every start reads it.
-            try pool.query(
-                prepared: """
-                    SELECT a.platform, a.production_custom_scheme, s.domain, s.status,
-                           array_to_json(s.covered_paths)::text AS covered_paths
-                    FROM mobile_apps a LEFT JOIN app_link_states s ON s.app_id = a.id
-                    WHERE a.environment_id = $1
-                    """, [environmentID]
-            ).rows
-        }
-        for row in rows {
-            if let scheme = row["production_custom_scheme"] { facts.customSchemes.insert(scheme) }
-            guard let domain = row["domain"], let platform = Platform(rawValue: try row.string("platform")),
-                let status = LinkStatus(rawValue: try row.string("status"))
+        guard let text, let apps = (try? JSONValue.parse(Array(text.utf8)))?.arrayValue else { return facts }
+        for app in apps {
+            guard let fields = app.arrayValue, fields.count == 5 else { continue }
+            if let scheme = fields[1].stringValue { facts.customSchemes.insert(scheme) }
+            guard let domain = fields[2].stringValue, let platform = fields[0].stringValue.flatMap(Platform.init(rawValue:)),
+                let status = fields[3].stringValue.flatMap(LinkStatus.init(rawValue:))
             else { continue }
             facts.add(
-                platform: platform, domain: domain, status: status, coveredPaths: PostgresLinkChecks.stringArray(row["covered_paths"]))
+                platform: platform, domain: domain, status: status, coveredPaths: (fields[4].arrayValue ?? []).compactMap(\.stringValue))
         }
         return facts
     }
@@ -332,9 +336,6 @@ extension PostgresApps: AppRegistrationStore, AssociationFileStore {}
 extension PostgresStore {
     /// The apps aggregate.
     public var apps: PostgresApps { PostgresApps(pool: pool) }
-
-    /// The facts `clientEnvironment` needs from the environment's apps (see `PostgresApps.appLinkFacts`).
-    func appFacts(environmentID: String) throws -> AppLinkFacts { try apps.appLinkFacts(environmentID: environmentID) }
 
     /// The platforms (`ios`, `android`) for which this environment has an app verified on some domain:
     /// the consent page names the device only then.

@@ -22,15 +22,17 @@ public final class PostgresStore: Sendable {
     // MARK: - Start
 
     /// The client as the start's checks see it: the environment, its registered redirect URIs, and for
-    /// each link whether its domain is verified. One statement.
+    /// each link whether its domain is verified and, in production, an app verified for it. One statement:
+    /// the apps' facts come in the same row (`PostgresApps.appFactsColumn`, computed once per environment).
     /// - Returns: nil when no environment has this publishable key.
     public func clientEnvironment(publishableKey: String) throws -> (EnvironmentRecord, ClientEnvironment)? {
         // Prepared once per connection, as the exchange is: every start runs it (docs/performance.md).
         let result = try pool.query(
             prepared: """
-                SELECT \(Self.environmentColumns), c.uri, c.kind AS callback_kind, c.scheme, c.host, c.port, c.path_and_query,
-                       d.verified_at IS NOT NULL AS link_verified
+                SELECT \(Self.environmentColumns), f.app_facts, c.uri, c.kind AS callback_kind, c.scheme, c.host, c.port,
+                       c.path_and_query, d.verified_at IS NOT NULL AS link_verified
                 FROM environments e JOIN projects p ON p.id = e.project_id
+                CROSS JOIN LATERAL (SELECT \(PostgresApps.appFactsColumn)) f
                 LEFT JOIN callbacks c ON c.environment_id = e.id AND c.scheme IS NOT NULL
                 LEFT JOIN project_domains d ON c.kind = 'link' AND d.project_id = e.project_id AND d.domain = c.host
                 WHERE e.publishable_key = $1
@@ -38,7 +40,7 @@ public final class PostgresStore: Sendable {
                 """, [publishableKey])
         guard let first = result.first else { return nil }
         let environment = try Self.environment(from: first)
-        let facts = try appFacts(environmentID: environment.id)
+        let facts = PostgresApps.appLinkFacts(json: first["app_facts"])
         var registered: [RegisteredRedirect] = []
         for row in result.rows {
             // Rebuilt from the parts stored at registration: never parsed again (sql/008).
