@@ -12,8 +12,8 @@ public struct PostgresAuthorizations: Sendable {
     // the same facts: find the environment by publishable key; consume the code if unconsumed and
     // unexpired (recording which attempt consumed it), or, when it was already consumed and this
     // presentation would pass rows 4–6, mark it replayed; create the session when this attempt consumed
-    // it and rows 4–6 pass (its first token pair in `refresh_tokens` and `access_tokens`, sql/003 and
-    // sql/008); revoke the code's session on a valid replay.
+    // it and rows 4–6 pass (its first token pair's digests written in the session row, sql/021: one row
+    // per exchange, not three); revoke the code's session on a valid replay.
     // Consumption and session creation commit together. The UPDATE's row lock serialises concurrent
     // attempts on any number of server instances: exactly one sees `consumed_at IS NULL`.
     // A code is consumed only while what it stood for still holds (docs/protocol.md, "Exchange", row 3):
@@ -62,20 +62,14 @@ public struct PostgresAuthorizations: Sendable {
             WHERE u.id = (SELECT user_id FROM code) AND u.closed_at IS NULL
         ), new_session AS (
             INSERT INTO sessions (environment_id, user_id, browser_session_id, authorization_code_id, auth_time,
-                created_at, last_refreshed_at, scope, amr)
+                created_at, last_refreshed_at, scope, amr, first_access_token_hash, first_access_expires_at,
+                first_refresh_token_hash)
             SELECT env.id, code.user_id, code.browser_session_id, code.id, code.auth_time,
-                   to_timestamp($5::float8), to_timestamp($5::float8), code.scope, code.amr
+                   to_timestamp($5::float8), to_timestamp($5::float8), code.scope, code.amr, $7,
+                   to_timestamp($5::float8) + make_interval(mins => env.access_token_ttl_minutes), $8
             FROM code, env, account
             WHERE code.won AND code.redirect_matches AND code.challenge_matches
             RETURNING id, auth_time, last_refreshed_at
-        ), first_refresh_token AS (
-            INSERT INTO refresh_tokens (token_hash, session_id, generation, issued_at)
-            SELECT $8, id, 1, to_timestamp($5::float8) FROM new_session
-        ), first_access_token AS (
-            INSERT INTO access_tokens (token_hash, session_id, issued_at, expires_at)
-            SELECT $7, new_session.id, to_timestamp($5::float8),
-                   to_timestamp($5::float8) + make_interval(mins => env.access_token_ttl_minutes)
-            FROM new_session, env
         ), revoked AS (
             UPDATE sessions s SET revoked_at = to_timestamp($5::float8), revoked_reason = 'authorization_code_replay'
             FROM code WHERE NOT code.won AND code.redirect_matches AND code.challenge_matches
@@ -178,7 +172,7 @@ extension PostgresAuthorizations: ExchangeStore {
         session.grant.nonce = try PostgresEdge.run {
             try pool.query(
                 """
-                SELECT c.nonce FROM access_tokens a JOIN sessions s ON s.id = a.session_id
+                SELECT c.nonce FROM issued_access_tokens a JOIN sessions s ON s.id = a.session_id
                 JOIN authorization_codes c ON c.id = s.authorization_code_id
                 WHERE a.token_hash = $1
                 """, [accessTokenHash]

@@ -20,7 +20,8 @@ public struct PostgresSessions: Sendable {
     //   - earlier generation outside the grace (always at grace 0) → reuse: the session is revoked.
     // Windows are computed from the environment's current settings, so shortening applies at once.
     // The new tokens are inserted from the UPDATE's RETURNING, so the pair and the rotation commit together;
-    // the session row keeps no copy of the latest pair (sql/008).
+    // the session row keeps no copy of the latest pair (sql/008). A presented token is read from
+    // `issued_refresh_tokens` (sql/021): the session's first one is in its row, later ones in `refresh_tokens`.
     static let refreshSQL = """
         WITH env AS (
             SELECT id, session_max_age_days, session_idle_days, access_token_ttl_minutes, refresh_reuse_grace_seconds,
@@ -38,11 +39,11 @@ public struct PostgresSessions: Sendable {
                    -- statement runs, so at grace 0 a loser timed just before the winner's rotation (or an
                    -- instance whose clock is behind) must still count as reuse.
                    env.refresh_reuse_grace_seconds > 0 AND to_timestamp($3::float8) < COALESCE(
-                       (SELECT min(later.issued_at) FROM refresh_tokens later
+                       (SELECT min(later.issued_at) FROM issued_refresh_tokens later
                         WHERE later.session_id = r.session_id AND later.generation > r.generation),
                        to_timestamp($3::float8)
                    ) + make_interval(secs => env.refresh_reuse_grace_seconds) AS in_grace
-            FROM refresh_tokens r JOIN sessions s ON s.id = r.session_id JOIN users u ON u.id = s.user_id
+            FROM issued_refresh_tokens r JOIN sessions s ON s.id = r.session_id JOIN users u ON u.id = s.user_id
             JOIN env ON env.id = s.environment_id
             WHERE r.token_hash = $2 AND NOT (SELECT over FROM gate)
         ), refreshed AS (
@@ -174,8 +175,8 @@ extension PostgresSessions: RevokeStore {
                 """
                 UPDATE sessions s SET revoked_at = to_timestamp($3::float8), revoked_reason = $4
                 WHERE s.environment_id = $1 AND s.revoked_at IS NULL
-                  AND s.id IN (SELECT session_id FROM access_tokens WHERE token_hash = $2
-                               UNION ALL SELECT session_id FROM refresh_tokens WHERE token_hash = $2)
+                  AND s.id IN (SELECT session_id FROM issued_access_tokens WHERE token_hash = $2
+                               UNION ALL SELECT session_id FROM issued_refresh_tokens WHERE token_hash = $2)
                 """, [environmentID, tokenHash, SQLTime.parameter(now), reason.rawValue]
             ).rowsAffected > 0
         }
@@ -191,7 +192,7 @@ extension PostgresSessions: IntrospectStore {
                 let row = try pool.query(
                     """
                     SELECT s.id AS session_id, s.user_id, e.publishable_key, a.issued_at, a.expires_at
-                    FROM access_tokens a JOIN sessions s ON s.id = a.session_id
+                    FROM issued_access_tokens a JOIN sessions s ON s.id = a.session_id
                     JOIN environments e ON e.id = s.environment_id JOIN users u ON u.id = s.user_id
                     WHERE a.token_hash = $1 AND e.id = $2 AND a.expires_at > to_timestamp($3::float8)
                       AND s.revoked_at IS NULL AND u.closed_at IS NULL
@@ -218,7 +219,7 @@ extension PostgresSessions: CurrentSessionStore {
                            e.session_max_age_days, e.session_idle_days, u.id AS user_id, u.email, u.name, u.image_url,
                            s.scope, s.amr, e.id_token_signing_alg, u.created_at AS profile_updated_at,
                            u.email_verified_at IS NOT NULL AS email_verified
-                    FROM access_tokens a JOIN sessions s ON s.id = a.session_id
+                    FROM issued_access_tokens a JOIN sessions s ON s.id = a.session_id
                     JOIN environments e ON e.id = s.environment_id JOIN users u ON u.id = s.user_id
                     WHERE a.token_hash = $1 AND s.revoked_at IS NULL AND u.closed_at IS NULL
                       AND a.expires_at > to_timestamp($2::float8)

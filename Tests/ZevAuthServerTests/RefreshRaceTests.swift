@@ -12,8 +12,8 @@ import ZevAuthTesting
 /// transaction; the second is seen waiting on the session's row lock, then the first commits. At grace 0
 /// the second must revoke the session; within a grace it must get a pair of its own.
 @Suite struct RefreshRaceTests {
-    @Test(arguments: [0, 30])
-    func theSecondOfTwoRacingRefreshesDecidesOnTheWinnersCommittedRow(grace: Int) throws {
+    @Test(arguments: [0, 30], [true, false])
+    func theSecondOfTwoRacingRefreshesDecidesOnTheWinnersCommittedRow(grace: Int, firstPairInRow: Bool) throws {
         let store = PostgresStore(pool: TestDatabase.pool)
         let fixture = try Fixture.make(store: store)
         let environment = try #require(try store.environment(publishableKey: fixture.developmentKey))
@@ -22,23 +22,34 @@ import ZevAuthTesting
         let now = Date()
         let refreshToken = try Crypto.mintToken(prefix: "zrt_")
         SuiteCapture.secret(refreshToken)
+        let parameters: [String?] = [
+            environment.id, fixture.userID, String(now.timeIntervalSince1970),
+            Crypto.hexSHA256(try Crypto.mintToken(prefix: "zat_")), Crypto.hexSHA256(refreshToken),
+        ]
+        // Either shape a generation-1 session has: its first pair in the session row, as the exchange
+        // writes it (sql/021), or in the token tables, as sessions made before sql/021 keep it.
         let sessionID = try TestDatabase.pool.query(
-            """
-            WITH s AS (
-                INSERT INTO sessions (environment_id, user_id, auth_time, created_at, last_refreshed_at)
-                VALUES ($1, $2, to_timestamp($3::float8), to_timestamp($3::float8), to_timestamp($3::float8))
-                RETURNING id
-            ), a AS (
-                INSERT INTO access_tokens (token_hash, session_id, issued_at, expires_at)
-                SELECT $4, id, to_timestamp($3::float8), to_timestamp($3::float8) + interval '15 minutes' FROM s
-            )
-            INSERT INTO refresh_tokens (token_hash, session_id, generation, issued_at)
-            SELECT $5, id, 1, to_timestamp($3::float8) FROM s RETURNING session_id
-            """,
-            [
-                environment.id, fixture.userID, String(now.timeIntervalSince1970),
-                Crypto.hexSHA256(try Crypto.mintToken(prefix: "zat_")), Crypto.hexSHA256(refreshToken),
-            ]
+            firstPairInRow
+                ? """
+                INSERT INTO sessions (environment_id, user_id, auth_time, created_at, last_refreshed_at,
+                    first_access_token_hash, first_access_expires_at, first_refresh_token_hash)
+                VALUES ($1, $2, to_timestamp($3::float8), to_timestamp($3::float8), to_timestamp($3::float8),
+                    $4, to_timestamp($3::float8) + interval '15 minutes', $5)
+                RETURNING id AS session_id
+                """
+                : """
+                WITH s AS (
+                    INSERT INTO sessions (environment_id, user_id, auth_time, created_at, last_refreshed_at)
+                    VALUES ($1, $2, to_timestamp($3::float8), to_timestamp($3::float8), to_timestamp($3::float8))
+                    RETURNING id
+                ), a AS (
+                    INSERT INTO access_tokens (token_hash, session_id, issued_at, expires_at)
+                    SELECT $4, id, to_timestamp($3::float8), to_timestamp($3::float8) + interval '15 minutes' FROM s
+                )
+                INSERT INTO refresh_tokens (token_hash, session_id, generation, issued_at)
+                SELECT $5, id, 1, to_timestamp($3::float8) FROM s RETURNING session_id
+                """,
+            parameters
         ).rows[0].string("session_id")
 
         func attempt() throws -> RefreshAttempt {

@@ -4,7 +4,7 @@
 -- accounts, each with a live ZevID browser session; then, as the server would have written them:
 --   - :codes authorization codes `hoc_bench_<i>` (i = 1…:codes), valid for an hour, spread over the accounts
 --     and their browser sessions (so concurrent exchanges rarely lock the same account row);
---   - :sessions app sessions whose refresh token is `zrt_bench_<i>`, generation 1;
+--   - :sessions app sessions whose first refresh token is `zrt_bench_<i>` (generation 1, in the session row);
 --   - the minimal two-table exchange (schema bench_minimal): :minimal codes `hoc_min_<i>` and an empty
 --     sessions table, with only the keys a lookup by code or by token needs.
 -- Only SHA-256 hex digests of codes and tokens are stored, as the server does.
@@ -33,17 +33,13 @@ SELECT encode(sha256(convert_to('hoc_bench_' || i, 'UTF8')), 'hex'), '00000000-0
        'http://127.0.0.1:5000/cb', :'challenge', now(), now(), now() + interval '1 hour'
 FROM generate_series(1, :codes) AS i;
 
-INSERT INTO sessions (id, environment_id, user_id, auth_time, created_at, last_refreshed_at)
+-- As the exchange writes them (sql/021): the first token pair in the session row.
+INSERT INTO sessions (id, environment_id, user_id, auth_time, created_at, last_refreshed_at,
+    first_access_token_hash, first_access_expires_at, first_refresh_token_hash)
 SELECT ('00000000-0000-4000-a000-' || lpad(i::text, 12, '0'))::uuid, '00000000-0000-0000-0000-00000000b002',
-       ('00000000-0000-4000-8000-' || lpad((1 + i % :users)::text, 12, '0'))::uuid, now(), now(), now()
-FROM generate_series(1, :sessions) AS i;
-INSERT INTO refresh_tokens (token_hash, session_id, generation, issued_at)
-SELECT encode(sha256(convert_to('zrt_bench_' || i, 'UTF8')), 'hex'), ('00000000-0000-4000-a000-' || lpad(i::text, 12, '0'))::uuid,
-       1, now()
-FROM generate_series(1, :sessions) AS i;
-INSERT INTO access_tokens (token_hash, session_id, issued_at, expires_at)
-SELECT encode(sha256(convert_to('zat_bench_' || i, 'UTF8')), 'hex'), ('00000000-0000-4000-a000-' || lpad(i::text, 12, '0'))::uuid,
-       now(), now() + interval '15 minutes'
+       ('00000000-0000-4000-8000-' || lpad((1 + i % :users)::text, 12, '0'))::uuid, now(), now(), now(),
+       encode(sha256(convert_to('zat_bench_' || i, 'UTF8')), 'hex'), now() + interval '15 minutes',
+       encode(sha256(convert_to('zrt_bench_' || i, 'UTF8')), 'hex')
 FROM generate_series(1, :sessions) AS i;
 
 CREATE SCHEMA bench_minimal;

@@ -310,9 +310,9 @@ def checked_in_database(args, log, primary):
     by_code = dict(cursor.fetchall())
     access = [e[2] for e in log.exchanges] + [r[1] for r in log.refreshes]
     refresh_hashes = [e[3] for e in log.exchanges] + [r[2] for r in log.refreshes]
-    cursor.execute("SELECT token_hash, session_id::text FROM access_tokens WHERE token_hash = ANY(%s)", (access,))
+    cursor.execute("SELECT token_hash, session_id::text FROM issued_access_tokens WHERE token_hash = ANY(%s)", (access,))
     access_found = dict(cursor.fetchall())
-    cursor.execute("SELECT token_hash, session_id::text FROM refresh_tokens WHERE token_hash = ANY(%s)", (refresh_hashes,))
+    cursor.execute("SELECT token_hash, session_id::text FROM issued_refresh_tokens WHERE token_hash = ANY(%s)", (refresh_hashes,))
     refresh_found = dict(cursor.fetchall())
     for code_hash, session_id, access_hash, refresh_hash in log.exchanges:
         if by_code.get(code_hash) != session_id or access_found.get(access_hash) != session_id \
