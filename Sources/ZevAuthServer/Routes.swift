@@ -65,6 +65,9 @@ struct Routes {
     /// (docs/decisions.md, "The database never holds an HTTP worker").
     static let inlineRoutes: Set<String> = [
         "GET /healthz",
+        // The RFC 8414 / OpenID discovery document: bytes encoded once at start (`ConstantDocuments`).
+        "GET /.well-known/oauth-authorization-server",
+        "GET /.well-known/openid-configuration",
         "GET " + Pages.stylesheetPath,
         "GET " + ConsolePages.stylesheetPath,
         "GET " + ConsolePages.scriptPath,

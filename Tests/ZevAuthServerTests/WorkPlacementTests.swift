@@ -33,7 +33,9 @@ import Testing
         ("POST", "/v1/admin/users", "password"), ("POST", "/v1/admin/apps/app_1/check", "outbound"),
         ("POST", "/v1/admin/domains/example.com/verify", "outbound"), ("POST", "/v1/admin/apps", "outbound"),
         ("POST", "/v1/auth/handoff/exchange", "database"), ("GET", "/v1/auth/zevid/signin", "database"),
-        ("GET", "/.well-known/oauth-authorization-server", "database"), ("GET", "/readyz", "database"),
+        ("GET", "/.well-known/oauth-authorization-server", "inline"),
+        ("GET", "/.well-known/openid-configuration", "inline"), ("GET", "/.well-known/jwks.json", "database"),
+        ("GET", "/readyz", "database"),
         ("GET", "/healthz", "inline"), ("GET", "/nowhere", "inline"),
     ])
     func requestsRunWhereTheTableSays(method: String, path: String, expected: String) {
