@@ -59,6 +59,8 @@ final class ConnectionState {
     var request: RequestState?
     /// The peer's IP literal (`remoteAddress(of:)`), fixed when the connection opens.
     let address: String
+    /// When the request being read must have arrived (`ClientLimits`).
+    let deadline = RequestDeadline()
 
     init(address: String) {
         self.address = address

@@ -22,14 +22,18 @@ final class ClientLimits: @unchecked Sendable {
 
     private struct Watch {
         let socket: Int32
-        var deadline: ContinuousClock.Instant?
+        let deadline: RequestDeadline
     }
 
     private let counts = Mutex<[String: Int]>([:])
-    // Keyed by the connection's `ConnectionState`. An entry is removed in the connection-closed
-    // notification, which libmicrohttpd calls before it closes the socket, under the same lock `sweep`
-    // shuts sockets down with: a socket number is never shut down after it was reused.
+    // Keyed by the connection's `ConnectionState`, written only when a connection opens or closes. An
+    // entry is removed in the connection-closed notification, which libmicrohttpd calls before it closes
+    // the socket, under the same lock `sweep` shuts sockets down with: a socket number is never shut down
+    // after it was reused. A request's start and end touch only their connection's own `RequestDeadline`,
+    // so the requests of different connections never wait on each other here.
     private let watches = Mutex<[ObjectIdentifier: Watch]>([:])
+    /// The instant deadlines are counted from (`RequestDeadline` holds nanoseconds after it).
+    private let origin = ContinuousClock.now
     private let timer: any DispatchSourceTimer
     /// Connections the per-address limit refused (for tests and the logs).
     let refused = Atomic<Int>(0)
@@ -75,7 +79,8 @@ final class ClientLimits: @unchecked Sendable {
             _ = Glibc.shutdown(socket, Int32(SHUT_RDWR))
             return
         }
-        watches.withLock { $0[ObjectIdentifier(connection)] = Watch(socket: socket, deadline: now + requestDeadline) }
+        connection.deadline.nanoseconds.store(nanoseconds(now + requestDeadline), ordering: .relaxed)
+        watches.withLock { $0[ObjectIdentifier(connection)] = Watch(socket: socket, deadline: connection.deadline) }
     }
 
     /// A connection closed (on every path): forget it.
@@ -87,28 +92,43 @@ final class ClientLimits: @unchecked Sendable {
         _ = watches.withLock { $0.removeValue(forKey: ObjectIdentifier(connection)) }
     }
 
-    /// The request on `connection` has arrived whole: no deadline while it is answered.
+    /// The request on `connection` has arrived whole: no deadline while it is answered. Takes no lock.
     func arrived(_ connection: ConnectionState) {
-        watches.withLock { $0[ObjectIdentifier(connection)]?.deadline = nil }
+        connection.deadline.nanoseconds.store(0, ordering: .relaxed)
     }
 
-    /// The response on `connection` completed: the next request's deadline starts now.
+    /// The response on `connection` completed: the next request's deadline starts now. Takes no lock (a
+    /// connection refused at open has no watch, so its deadline is never read).
     func completed(_ connection: ConnectionState, now: ContinuousClock.Instant) {
-        watches.withLock { watches in
-            let key = ObjectIdentifier(connection)
-            if watches[key] != nil { watches[key]?.deadline = now + requestDeadline }
-        }
+        connection.deadline.nanoseconds.store(nanoseconds(now + requestDeadline), ordering: .relaxed)
     }
 
-    /// Shuts down every connection whose request deadline has passed (once each).
+    /// Shuts down every connection whose request deadline has passed (once each). A deadline the
+    /// connection's worker moved or cleared meanwhile is left alone: only the value read is cleared.
     func sweep(now: ContinuousClock.Instant) {
+        let current = nanoseconds(now)
         watches.withLock { watches in
-            for (key, watch) in watches {
-                guard let deadline = watch.deadline, deadline <= now else { continue }
-                watches[key]?.deadline = nil
+            for watch in watches.values {
+                let deadline = watch.deadline.nanoseconds.load(ordering: .relaxed)
+                guard deadline != 0, deadline <= current else { continue }
+                guard watch.deadline.nanoseconds.compareExchange(expected: deadline, desired: 0, ordering: .relaxed).exchanged
+                else { continue }
                 _ = Glibc.shutdown(watch.socket, Int32(SHUT_RDWR))
                 expired.add(1, ordering: .relaxed)
             }
         }
     }
+
+    /// `instant` as nanoseconds after `origin`, at least 1 (0 means "no deadline").
+    private func nanoseconds(_ instant: ContinuousClock.Instant) -> Int64 {
+        let (seconds, attoseconds) = (instant - origin).components
+        return max(1, seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+    }
+}
+
+/// One connection's request deadline (`ClientLimits`): nanoseconds after the limits' origin, 0 while
+/// none runs (a request is being answered). Written by the connection's own worker, read and cleared by
+/// the sweep.
+final class RequestDeadline: Sendable {
+    let nanoseconds = Atomic<Int64>(0)
 }

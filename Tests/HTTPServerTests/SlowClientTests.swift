@@ -135,4 +135,20 @@ struct SlowClientTests {
             sleep(1)
         }
     }
+
+    /// On a kept-alive connection the next request's deadline starts when the previous response completes:
+    /// not when the connection opened (the trickle would be cut after about 0.5 s) and not never (6 s).
+    @Test func nextRequestsDeadlineStartsAtTheResponse() throws {
+        let server = try startServer { $0.requestDeadlineSeconds = 2 }
+        defer { server.shutdown(gracePeriodSeconds: 0) }
+        let fd = try RawClient.connect(port: server.port, timeoutSeconds: 10)
+        defer { close(fd) }
+        usleep(1_500_000)
+        RawClient.send(fd, Array("GET /one HTTP/1.1\r\nHost: t\r\n\r\n".utf8))
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let count = recv(fd, &buffer, buffer.count, 0)
+        #expect(count > 0 && String(decoding: buffer[..<max(count, 0)], as: UTF8.self).hasPrefix("HTTP/1.1 200"))
+        let lasted = Self.trickle(fd, interval: 0.2, until: .now + .seconds(6))
+        #expect(lasted > 1.5 && lasted < 4, "lasted \(lasted) s")
+    }
 }
