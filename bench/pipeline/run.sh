@@ -4,6 +4,8 @@
 # release build of `zevauth serve` under wrk and pgbench on the same cluster, both reaching PostgreSQL over
 # its unix socket, at 8, 16 and 32 connections; prints each ratio, RSS around 8 concurrent password
 # sign-ins, the server's CPU per exchange, and SQL round trips per operation (pg_stat_statements calls).
+# Each measurement also prints the hypervisor's steal time (/proc/stat): a ratio measured while a neighbour
+# took the cores is not a figure of this code.
 # Everything on loopback, bounded in time (about 27 × DURATION seconds of measurement plus setup).
 #   bash bench/pipeline/run.sh     # DURATION=10 CONNECTIONS="8 16 32" THREADS=32 (POOL= to override the pool)
 # PROFILE=1 adds, after every measurement, `perf record` of the server under exchanges and under the
@@ -110,17 +112,22 @@ pg_ticks() {
 stmt_reset() { psql -Atc "SELECT pg_stat_statements_reset()" >/dev/null; }
 stmt_calls() { psql -Atc "SELECT coalesce(sum(calls), 0) FROM pg_stat_statements WHERE query NOT LIKE '%pg_stat_%'"; }
 rows() { psql -Atc "SELECT count(*) FROM $1"; }
+# The hypervisor's steal time (/proc/stat, all CPUs): the share of the cores' time this machine was not given.
+# A measurement with steal of more than a few percent competed with a neighbour: read its ratio with care.
+steal_mark() { awk '/^cpu / {s = 0; for (i = 2; i <= NF; i++) s += $i; print $9, s}' /proc/stat; }
+steal_pct() { read -r s1 t1 <<<"$(steal_mark)"; read -r s0 t0 <<<"$1"; python3 -c "print('%.0f%%' % (100 * ($s1 - $s0) / max(1, $t1 - $t0)))"; }
 rss_kb() { awk '/^VmRSS/ {print $2}' "/proc/$server/status"; }
 hwm_kb() { awk '/^VmHWM/ {print $2}' "/proc/$server/status"; }
 results="$work/results.tsv"; : >"$results"
 roundtrips="$work/roundtrips.tsv"; : >"$roundtrips"
-result() { printf '%s\t%s\t%s\t%s\t%s\n' "$@" >>"$results"; }   # measurement connections product ceiling target
+# measurement connections product ceiling target; then the steal during the product's and the ceiling's run
+result() { printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$@" "$product_steal / $last_steal" >>"$results"; }
 field() { sed -n "s/.*$1=\\([0-9.]*\\).*/\\1/p" <<<"$2"; }
 
 # wrk NAME CONNECTIONS SCRIPT PATH [BASE]: prints "successes/s"; leaves CPU and statements in globals.
 wrk_run() {
   local name=$1 c=$2 script=$3 path=$4 base_n=${5:-0} out s0 p0 q
-  stmt_reset; s0=$(server_ticks); p0=$(pg_ticks)
+  stmt_reset; s0=$(server_ticks); p0=$(pg_ticks); local st0; st0=$(steal_mark)
   out=$(WRK_THREADS=2 BASE="$base_n" VERIFIER="$verifier" CHALLENGE="$challenge" \
     wrk -t2 -c"$c" -d"${DURATION}s" --timeout 10s -s "$here/$script" "http://127.0.0.1:$port$path" | grep '^RESULT')
   q=$(stmt_calls)
@@ -131,16 +138,17 @@ wrk_run() {
   last_server_us=$(python3 -c "print(round(($(server_ticks) - $s0) / $ticks * 1e6 / max(1, $ok)))")
   last_pg_us=$(python3 -c "print(round(($(pg_ticks) - $p0) / $ticks * 1e6 / max(1, $ok)))")
   last_stmts=$(python3 -c "print('%.2f' % ($q / max(1, $ok)))")
-  printf '   %-22s c=%-3s %7s/s  ok %-7s non-2xx %-5s p50 %5.1f ms  p99 %6.1f ms  CPU/op: server %s µs, PostgreSQL %s µs  statements/op %s\n' \
+  last_steal=$(steal_pct "$st0")
+  printf '   %-22s c=%-3s %7s/s  ok %-7s non-2xx %-5s p50 %5.1f ms  p99 %6.1f ms  CPU/op: server %s µs, PostgreSQL %s µs  statements/op %s  steal %s\n' \
     "$name" "$c" "$last_rate" "$ok" "$errors" "$(python3 -c "print($(field p50_us "$out")/1000)")" \
-    "$(python3 -c "print($(field p99_us "$out")/1000)")" "$last_server_us" "$last_pg_us" "$last_stmts"
+    "$(python3 -c "print($(field p99_us "$out")/1000)")" "$last_server_us" "$last_pg_us" "$last_stmts" "$last_steal"
 }
 
 # pgbench NAME CONNECTIONS SCRIPT TABLE BASE: counts the rows TABLE gained, so a transaction that found no
 # fresh code or token does not count. Prints "successes/s" like wrk_run.
 pgbench_run() {
   local name=$1 c=$2 script=$3 table=$4 base_n=$5 out r0 r1 p0 now
-  r0=$(rows "$table"); p0=$(pg_ticks)
+  r0=$(rows "$table"); p0=$(pg_ticks); local st0; st0=$(steal_mark)
   now=$(date +%s.%N)
   out=$("$PG_BIN/pgbench" -n -M prepared -c "$c" -j 2 -T "$DURATION" -f "$script" \
     -D base="$base_n" -D step="$c" -D k=-1 -D pk=pk_test_bench -D redirect=http://127.0.0.1:5000/cb \
@@ -155,15 +163,16 @@ pgbench_run() {
   ok=$((r1 - r0))
   last_rate=$(python3 -c "print(round($tps * $ok / max(1, $done_tx)))")
   last_pg_us=$(python3 -c "print(round(($(pg_ticks) - $p0) / $ticks * 1e6 / max(1, $ok)))")
-  printf '   %-22s c=%-3s %7s/s  ok %-7s of %-7s                                 CPU/op: PostgreSQL %s µs\n' \
-    "$name" "$c" "$last_rate" "$ok" "$done_tx" "$last_pg_us"
+  last_steal=$(steal_pct "$st0")
+  printf '   %-22s c=%-3s %7s/s  ok %-7s of %-7s                                 CPU/op: PostgreSQL %s µs  steal %s\n' \
+    "$name" "$c" "$last_rate" "$ok" "$done_tx" "$last_pg_us" "$last_steal"
   [ "$ok" -ge "$done_tx" ] || echo "   (pgbench: $((done_tx - ok)) transactions found no fresh row: raise RATE_MAX or MINIMAL_RATE_MAX)"
 }
 
 echo "== throughput, ${DURATION}s per measurement (the server side runs over HTTP; pgbench -M prepared)"
 for c in $CONNECTIONS; do
   wrk_run "exchange (server)" "$c" exchange.lua /v1/auth/handoff/exchange "$next_code"; next_code=$((next_code + slot))
-  product=$last_rate
+  product=$last_rate; product_steal=$last_steal
   [ "$last_ok" -lt "$slot" ] || echo "   (the server used its whole range of codes: raise RATE_MAX)"
   printf 'exchange\t%s\t%s\t%s\t%s\n' "$c" "$last_stmts" "$last_server_us" "$last_pg_us" >>"$roundtrips"
   pgbench_run "exchange (statement)" "$c" "$work/sql/exchange.sql" sessions "$next_code"; next_code=$((next_code + slot))
@@ -173,13 +182,13 @@ for c in $CONNECTIONS; do
   result "exchange / minimal 2-table" "$c" "$product" "$last_rate" 0.5
 
   wrk_run "refresh (server)" "$c" refresh.lua /v1/auth/session/refresh "$next_session"; next_session=$((next_session + slot))
-  product=$last_rate
+  product=$last_rate; product_steal=$last_steal
   printf 'refresh\t%s\t%s\t%s\t%s\n' "$c" "$last_stmts" "$last_server_us" "$last_pg_us" >>"$roundtrips"
   pgbench_run "refresh (statement)" "$c" "$work/sql/refresh.sql" "refresh_tokens" "$next_session"; next_session=$((next_session + slot))
   result "refresh / its statement" "$c" "$product" "$last_rate" 0.8
 
   wrk_run "start (server)" "$c" start.lua /v1/auth/zevid/start
-  product=$last_rate
+  product=$last_rate; product_steal=$last_steal
   printf 'start\t%s\t%s\t%s\t%s\n' "$c" "$last_stmts" "$last_server_us" "$last_pg_us" >>"$roundtrips"
   # Each level's starts mint their own binding ids (the statement records them), so each takes a fresh range.
   pgbench_run "start (its insert)" "$c" "$work/sql/start.sql" authorization_requests "$next_start"
@@ -187,7 +196,7 @@ for c in $CONNECTIONS; do
   result "start / its insert" "$c" "$product" "$last_rate" 0.6
 
   wrk_run "discovery document" "$c" get.lua /.well-known/oauth-authorization-server
-  product=$last_rate
+  product=$last_rate; product_steal=$last_steal
   wrk_run "healthz" "$c" get.lua /healthz
   result "discovery / healthz" "$c" "$product" "$last_rate" 0.8
 done
@@ -215,11 +224,11 @@ echo "== load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
 python3 - "$results" "$roundtrips" "${rss[1]}" "${rss[2]}" "$signin_stmts" <<'EOF'
 import sys
 results, roundtrips, rss1, rss2, signin = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
-print("\n%-28s %5s %9s %9s %7s %7s %5s" % ("measurement", "conns", "product", "ceiling", "ratio", "target", "met?"))
+print("\n%-28s %5s %9s %9s %7s %7s %5s  %s" % ("measurement", "conns", "product", "ceiling", "ratio", "target", "met?", "steal"))
 for line in open(results):
-    name, c, product, ceiling, target = line.rstrip("\n").split("\t")
+    name, c, product, ceiling, target, steal = line.rstrip("\n").split("\t")
     ratio = float(product) / max(1.0, float(ceiling))
-    print("%-28s %5s %9s %9s %7.2f %7s %5s" % (name, c, product, ceiling, ratio, "≥ " + target, "yes" if ratio >= float(target) else "NO"))
+    print("%-28s %5s %9s %9s %7.2f %7s %5s  %s" % (name, c, product, ceiling, ratio, "≥ " + target, "yes" if ratio >= float(target) else "NO", steal))
 change = (rss2 - rss1) / rss1 * 100
 print("%-28s %5s %9s %9s %7s %7s %5s" % ("RSS after run 1 (MiB)", "8", "%.1f" % (rss1 / 1024), "", "", "≤ 96", "yes" if rss1 / 1024 <= 96 else "NO"))
 print("%-28s %5s %9s %9s %7s %7s %5s" % ("RSS after run 2 (MiB)", "8", "%.1f" % (rss2 / 1024), "", "%+.1f%%" % change, "± 5 %", "yes" if abs(change) <= 5 and rss2 / 1024 <= 96 else "NO"))
