@@ -8,10 +8,6 @@ import Encoding
 /// `appID` with `paths` (`*`, `?`, `NOT ` exclusions); and the oldest `details` object keyed by App ID.
 /// App IDs are compared exactly, as written.
 public enum AASAJudge {
-    /// The query items of the authorization response a callback receives (RFC 6749 §4.1.2, RFC 9207 §2).
-    /// A component's `?` pattern is judged against these names; see `judge`.
-    static let responseQueryItems: Set<String> = ["code", "state", "iss", "error", "error_description", "error_uri"]
-
     /// Judges `body` (an HTTP 200 body; status, size and transport are the fetcher's) for `app` and the path of
     /// its link callback on this domain.
     ///
@@ -24,32 +20,39 @@ public enum AASAJudge {
     /// 3. `app_id_missing` unless `app.appID` appears exactly in some `applinks.details` entry, with near misses
     ///    in the message: another letter case, spaces around it, the same bundle ID under another prefix, a
     ///    close bundle ID under the same team, no Team ID prefix, or listed only in `webcredentials.apps`.
-    /// 4. `path_not_covered` unless `callbackPath` is matched by a rule of an entry listing the app, and that
-    ///    rule is not an exclusion. Rules are tried in order, entry after entry, and the first match wins
-    ///    (docs/association.md#aasa-formats). Components: `/` against the path; `#` against the empty fragment (the
-    ///    response carries no fragment); `?` is met only when it cannot reject the response query: a string, or a
-    ///    dictionary naming only response items (`code`, `state`, `iss`, `error`…), whose patterns accept any non-empty
-    ///    value (`*`, `?*`); any other query condition may reject the callback, so such a component counts as not
-    ///    matching. Wildcards: `*` any run of characters, `?` exactly one. `caseSensitive` and `percentEncoded`
-    ///    (default `true`) come from the component, else the entry's `defaults`, else `applinks.defaults`. Substitution
-    ///    variables (`$(alpha)`…) are not expanded. Legacy `paths` match the path only, case-sensitively, a `NOT `
-    ///    prefix excluding. An entry with both `components` and `paths` (which TN3155 forbids) is read by its
-    ///    `components`.
+    /// 4. `path_not_covered` unless the URL the app receives at `callback` after a sign-in (its path, its
+    ///    registered query plus `code`, `state` and `iss`, no fragment: `ReceivedURL`) is matched by a rule of an
+    ///    entry listing the app, and that rule is not an exclusion. Rules are tried in order, entry after entry, and
+    ///    the first match wins (docs/association.md#aasa-formats). Components follow Apple's rules, decided in
+    ///    `LinkRule` (docs/association.md#aasa-components): `/` against the path, `#` against the empty fragment,
+    ///    `?` as a pattern over the whole query or a dictionary of query-item patterns (an absent item matches as
+    ///    the empty string; items not named are ignored; every item of a name must match). `code`, `state` and
+    ///    `iss` can hold any non-empty value, so a condition on them counts only when it holds for every value; one
+    ///    that excludes some values counts as excluding. Wildcards: `*` any run of characters, `?` exactly one.
+    ///    `caseSensitive` and `percentEncoded` (default `true`) come from the component, else the entry's
+    ///    `defaults`, else `applinks.defaults`. Substitution variables (`$(alpha)`…) are not expanded. Legacy `paths`
+    ///    match the path only, case-sensitively, a `NOT ` prefix excluding. An entry with both `components` and
+    ///    `paths` (which TN3155 forbids) is read by its `components`.
     /// 5. `webcredentials_missing` (a warning) unless `webcredentials.apps` lists `app.appID` exactly.
     /// - Returns: the problems found; the app is verified when none is `blocking`.
-    public static func judge(body: [UInt8], contentType: String?, app: IOSApp, callbackPath: String) -> [Problem] {
+    public static func judge(body: [UInt8], contentType: String?, app: IOSApp, callback: LinkCallback) -> [Problem] {
         let file = AssociationFile.appleAppSiteAssociation
         var (problems, parsed) = BodyCheck.open(body, contentType: contentType, file: file)
         guard let root = parsed else { return problems }
         let appID = app.appID
         let document = Document(root)
-        if let appLevel = appLevelProblem(document, app: app, callbackPath: callbackPath) {
+        if let appLevel = appLevelProblem(document, app: app, callback: callback) {
             problems.append(Problem(code: appLevel.code, message: appLevel.message, file: file))
         }
         if let webcredentials = webcredentialsProblem(document, appID: appID) {
             problems.append(Problem(code: .webcredentialsMissing, message: webcredentials, file: file))
         }
         return problems
+    }
+
+    /// `judge` for a callback with no query.
+    public static func judge(body: [UInt8], contentType: String?, app: IOSApp, callbackPath: String) -> [Problem] {
+        judge(body: body, contentType: contentType, app: app, callback: LinkCallback(path: callbackPath))
     }
 
     /// Every App ID `applinks.details` lists, as written, in order of appearance and without duplicates:
@@ -124,23 +127,31 @@ public enum AASAJudge {
 
     // MARK: - App ID and path
 
-    static func appLevelProblem(_ document: Document, app: IOSApp, callbackPath: String) -> (code: ProblemCode, message: String)? {
+    static func appLevelProblem(_ document: Document, app: IOSApp, callback: LinkCallback) -> (code: ProblemCode, message: String)? {
         let appID = app.appID
         let listing = document.entries.filter { $0.ids.contains(appID) }
         guard !listing.isEmpty else {
             return (.appIDMissing, appIDMissingMessage(document, app: app))
         }
+        let shown = quoted(callback.pathAndQuery)
         var firstExclusion: String?
+        var firstPartial: String?
         for entry in listing {
-            switch evaluate(entry, path: callbackPath, domainDefaults: document.defaults) {
+            switch evaluate(entry, callback: callback, domainDefaults: document.defaults) {
             case .covered: return nil
-            case .excluded(let rule): if firstExclusion == nil { firstExclusion = "rule #\(rule) of \(entry.label)" }
-            case .noMatch: continue
+            case .excluded(let rule, let always):
+                if firstExclusion == nil {
+                    firstExclusion =
+                        "rule #\(rule) of \(entry.label)"
+                        + (always ? "" : " for some sign-ins (its query condition on code, state or iss matches some of their values)")
+                }
+            case .noMatch(let partly):
+                if firstPartial == nil, let partly { firstPartial = "rule #\(partly) of \(entry.label)" }
             }
         }
         let where_ = listing.map(\.label).joined(separator: ", ")
         if let firstExclusion {
-            return (.pathNotCovered, "The callback path \(quoted(callbackPath)) is excluded for \(appID) by \(firstExclusion)")
+            return (.pathNotCovered, "The callback path \(shown) is excluded for \(appID) by \(firstExclusion)")
         }
         let hasRules = listing.contains { ($0.value["components"]?.arrayValue ?? $0.value["paths"]?.arrayValue) != nil }
         if !hasRules {
@@ -149,7 +160,12 @@ public enum AASAJudge {
                 "App \(appID) is listed in \(where_), but that entry has no 'components' (or 'paths'), so no URL opens the app"
             )
         }
-        return (.pathNotCovered, "The callback path \(quoted(callbackPath)) is not matched by any rule for \(appID) in \(where_)")
+        var message = "The callback path \(shown) is not matched by any rule for \(appID) in \(where_)"
+        if let firstPartial {
+            message +=
+                "; \(firstPartial) matches only some sign-ins, because its query condition on code, state or iss does not accept every value"
+        }
+        return (.pathNotCovered, message)
     }
 
     static func appIDMissingMessage(_ document: Document, app: IOSApp) -> String {
@@ -195,68 +211,42 @@ public enum AASAJudge {
 
     enum Outcome {
         case covered
-        case excluded(rule: Int)
-        case noMatch
+        /// `always: false` when the rule's query condition names `code`, `state` or `iss` and so excludes some
+        /// sign-ins only.
+        case excluded(rule: Int, always: Bool)
+        /// `partly`: an including rule that matches some sign-ins only.
+        case noMatch(partly: Int?)
     }
 
-    static func evaluate(_ entry: Entry, path: String, domainDefaults: JSONValue?) -> Outcome {
+    static func evaluate(_ entry: Entry, callback: LinkCallback, domainDefaults: JSONValue?) -> Outcome {
         if let components = entry.value["components"]?.arrayValue {
             let entryDefaults = entry.value["defaults"]
+            var rules: [(number: Int, rule: LinkRule)] = []
             for (index, component) in components.enumerated() {
-                guard component.isObject else { continue }
                 func flag(_ key: String) -> Bool {
                     component[key]?.boolValue ?? entryDefaults?[key]?.boolValue ?? domainDefaults?[key]?.boolValue ?? true
                 }
                 guard
-                    let matched = componentMatches(
-                        component, path: path, caseSensitive: flag("caseSensitive"), percentEncoded: flag("percentEncoded"))
+                    let rule = LinkRule(
+                        component, caseSensitive: flag("caseSensitive"), percentEncoded: flag("percentEncoded"), queryString: true)
                 else { continue }
-                if matched { return component["exclude"]?.boolValue == true ? .excluded(rule: index + 1) : .covered }
+                rules.append((index + 1, rule))
             }
-            return .noMatch
+            switch RulesVerdict.firstMatch(rules, ReceivedURL(callback)) {
+            case .handled: return .covered
+            case .excluded(let rule, let always): return .excluded(rule: rule, always: always)
+            case .unmatched(let partly): return .noMatch(partly: partly)
+            }
         }
         if let paths = entry.value["paths"]?.arrayValue {
             for (index, item) in paths.enumerated() {
                 guard var pattern = item.stringValue else { continue }
                 let exclude = pattern.hasPrefix("NOT ")
                 if exclude { pattern = String(pattern.dropFirst(4)) }
-                if Wildcard.matches(pattern, path) { return exclude ? .excluded(rule: index + 1) : .covered }
+                if Wildcard.matches(pattern, callback.path) { return exclude ? .excluded(rule: index + 1, always: true) : .covered }
             }
         }
-        return .noMatch
-    }
-
-    /// Whether `component` matches a callback at `path` with the authorization response as its query and no
-    /// fragment; `nil` when the component is malformed (a pattern that is not a string, a non-boolean `exclude`)
-    /// and is skipped.
-    static func componentMatches(_ component: JSONValue, path: String, caseSensitive: Bool, percentEncoded: Bool) -> Bool? {
-        if let exclude = component["exclude"], exclude.boolValue == nil { return nil }
-        var pathPattern = "*"
-        if let value = component["/"] {
-            guard let text = value.stringValue else { return nil }
-            pathPattern = text
-        }
-        var subject = percentEncoded ? path : percentDecoded(path)
-        if !caseSensitive {
-            pathPattern = pathPattern.lowercased()
-            subject = subject.lowercased()
-        }
-        guard Wildcard.matches(pathPattern, subject) else { return false }
-        if let fragment = component["#"] {
-            guard let pattern = fragment.stringValue else { return nil }
-            guard Wildcard.matches(pattern, "") else { return false }
-        }
-        switch component["?"] {
-        case nil: return true
-        case .string(let pattern)?: return Wildcard.acceptsAnyNonEmpty(pattern)
-        case .object(let items)?:
-            for (name, value) in items {
-                guard let pattern = value.stringValue else { return nil }
-                guard responseQueryItems.contains(name), Wildcard.acceptsAnyNonEmpty(pattern) else { return false }
-            }
-            return true
-        default: return nil
-        }
+        return .noMatch(partly: nil)
     }
 
     // MARK: - webcredentials
@@ -275,61 +265,6 @@ public enum AASAJudge {
 }
 
 // MARK: - Helpers
-
-/// Apple's wildcards (docs/association.md#aasa-formats): `*` matches any run of characters (also none), `?` exactly one.
-enum Wildcard {
-    static func matches(_ pattern: String, _ text: String) -> Bool {
-        let p = Array(pattern.unicodeScalars)
-        let t = Array(text.unicodeScalars)
-        var pi = 0
-        var ti = 0
-        var star: Int?
-        var resume = 0
-        while ti < t.count {
-            if pi < p.count, p[pi] == "?" || p[pi] == t[ti] && p[pi] != "*" {
-                pi += 1
-                ti += 1
-            } else if pi < p.count, p[pi] == "*" {
-                star = pi
-                resume = ti
-                pi += 1
-            } else if let star {
-                pi = star + 1
-                resume += 1
-                ti = resume
-            } else {
-                return false
-            }
-        }
-        while pi < p.count, p[pi] == "*" { pi += 1 }
-        return pi == p.count
-    }
-
-    /// Whether `pattern` matches every non-empty value: only `*` and `?`, at least one `*`, at most one `?`.
-    static func acceptsAnyNonEmpty(_ pattern: String) -> Bool {
-        let scalars = pattern.unicodeScalars
-        return scalars.allSatisfy { $0 == "*" || $0 == "?" } && scalars.contains("*") && scalars.filter { $0 == "?" }.count <= 1
-    }
-}
-
-/// Decodes `%XX` escapes as UTF-8 (for `percentEncoded: false` patterns); invalid escapes stay as written.
-func percentDecoded(_ text: String) -> String {
-    let bytes = Array(text.utf8)
-    var out: [UInt8] = []
-    var index = 0
-    while index < bytes.count {
-        if bytes[index] == UInt8(ascii: "%"), index + 2 < bytes.count,
-            let high = hexValue(Unicode.Scalar(bytes[index + 1])), let low = hexValue(Unicode.Scalar(bytes[index + 2]))
-        {
-            out.append(high << 4 | low)
-            index += 3
-        } else {
-            out.append(bytes[index])
-            index += 1
-        }
-    }
-    return String(decoding: out, as: UTF8.self)
-}
 
 /// Whether two identifiers are close: within edit distance 2, or one is the other plus a `.suffix`
 /// (`.dev`, `.debug`, …), compared ignoring case (docs/association.md#ios-evaluation,

@@ -126,21 +126,34 @@ public struct LinkStateRecord: Sendable, Equatable {
     }
 }
 
-/// An app to judge on a link domain, with the paths of the link callbacks its environment registered there.
+/// An app to judge on a link domain, with the link callbacks its environment registered there.
 public struct DomainSubject: Sendable, Equatable {
     /// The app.
     public let app: AppRecord
     /// The project of its environment.
     public let projectID: String
-    /// The distinct paths (query excluded) of the environment's link callbacks on this domain, in
-    /// registration order: AASA components match the path and the query apart.
-    public let callbackPaths: [String]
+    /// The distinct link callbacks (path and query) of the environment on this domain, in registration order:
+    /// the check judges the URL each one receives (docs/association.md#callback-url).
+    public let callbacks: [LinkCallback]
 
     /// Creates a subject.
-    public init(app: AppRecord, projectID: String, callbackPaths: [String]) {
+    public init(app: AppRecord, projectID: String, callbacks: [LinkCallback]) {
         self.app = app
         self.projectID = projectID
-        self.callbackPaths = callbackPaths
+        self.callbacks = callbacks
+    }
+
+    /// Creates a subject whose callbacks have these paths and no query.
+    public init(app: AppRecord, projectID: String, callbackPaths: [String]) {
+        self.init(app: app, projectID: projectID, callbacks: callbackPaths.map { LinkCallback(path: $0) })
+    }
+
+    /// The distinct paths of `callbacks`, in order: what the generated AASA covers and what a link state
+    /// records as covered (queries apart).
+    public var callbackPaths: [String] {
+        var out: [String] = []
+        for callback in callbacks where !out.contains(callback.path) { out.append(callback.path) }
+        return out
     }
 }
 

@@ -28,8 +28,17 @@ public enum AssetLinksJudge {
     ///    form counts (upper-case hex pairs joined by `:`), as on AOSP, which matches with `Set.contains`
     ///    (docs/association.md#android-fingerprints); a lower-case or colon-less copy is reported as "present but not
     ///    in canonical upper-case colon form".
+    /// 6. `dynamic_rules_exclude_path` (a warning: Android 14 and older ignore the rules), one per callback in
+    ///    `callbacks` that the package's Dynamic App Links rules do not let open the app on Android 15 and later
+    ///    (docs/association.md#assetlinks-dynamic-rules): the first statement for the package with the relation
+    ///    whose `relation_extensions` carries `dynamic_app_link_components` for it; the rules run in order over the
+    ///    URL the callback receives (`ReceivedURL`), the first match wins, and a URL no rule matches is not
+    ///    handled. Each rule may have `/`, `#`, `?` (a dictionary of query-item patterns) and `exclude`, matched as
+    ///    `LinkRule` does (case-sensitive, the path as sent). A block that is not a non-empty array of such rules is
+    ///    ignored, as Android ignores it.
+    /// - Parameter callbacks: the environment's link callbacks on this domain.
     /// - Returns: the problems found; the app is verified when none is `blocking`.
-    public static func judge(body: [UInt8], contentType: String?, app: AndroidApp) -> [Problem] {
+    public static func judge(body: [UInt8], contentType: String?, app: AndroidApp, callbacks: [LinkCallback] = []) -> [Problem] {
         let file = AssociationFile.assetLinks
         var (problems, parsed) = BodyCheck.open(body, contentType: contentType, file: file)
         guard let root = parsed else { return problems }
@@ -70,7 +79,49 @@ public enum AssetLinksJudge {
             }
             problems.append(Problem(code: .fingerprintMissing, message: message, file: file))
         }
+        if let rules = withRelation.lazy.compactMap(dynamicRules).first {
+            for callback in callbacks {
+                guard let message = dynamicRulesProblem(rules, callback: callback, package: package) else { continue }
+                problems.append(Problem(code: .dynamicRulesExcludePath, message: message, file: file))
+            }
+        }
         return problems
+    }
+
+    /// A statement's Dynamic App Links rules for `handle_all_urls`, numbered from 1; `nil` when it has none or
+    /// they are malformed (not a non-empty array, a rule that is not an object, a pattern that is not a string,
+    /// a `?` that is not an object of strings, an `exclude` that is not a boolean), which Android ignores.
+    static func dynamicRules(_ statement: JSONValue) -> [(number: Int, rule: LinkRule)]? {
+        guard let components = statement["relation_extensions"]?[handleAllURLs]?["dynamic_app_link_components"]?.arrayValue,
+            !components.isEmpty
+        else { return nil }
+        var rules: [(number: Int, rule: LinkRule)] = []
+        for (index, component) in components.enumerated() {
+            guard let rule = LinkRule(component, caseSensitive: true, percentEncoded: true, queryString: false) else { return nil }
+            rules.append((index + 1, rule))
+        }
+        return rules
+    }
+
+    /// Why Android 15+ would not open the app at `callback` under `rules`, or `nil` when it would.
+    static func dynamicRulesProblem(_ rules: [(number: Int, rule: LinkRule)], callback: LinkCallback, package: String) -> String? {
+        let shown = quoted(callback.pathAndQuery)
+        let place = "dynamic_app_link_components"
+        let consequence = "Android 15 and later will open the browser instead of the app there (older versions ignore these rules)"
+        switch RulesVerdict.firstMatch(rules, ReceivedURL(callback)) {
+        case .handled:
+            return nil
+        case .excluded(let rule, let always):
+            let some = always ? "" : " for some sign-ins (its query condition on code, state or iss matches some of their values)"
+            return "The callback path \(shown) is excluded for \(package) by rule #\(rule) of \(place)\(some); \(consequence)"
+        case .unmatched(let partly):
+            var message = "No rule of \(place) for \(package) includes the callback path \(shown); \(consequence)"
+            if let partly {
+                message +=
+                    "; rule #\(partly) matches only some sign-ins, because its query condition on code, state or iss does not accept every value"
+            }
+            return message
+        }
     }
 
     /// Every `package#FINGERPRINT` pair the file lists, in order and without duplicates: statements whose

@@ -76,7 +76,7 @@ enum BodyCheck {
         switch error.reason {
         case .byteOrderMark: return "the file starts with a UTF-8 byte order mark (BOM); remove it, strict JSON parsers reject it"
         case .invalidUTF8: return "the file is not valid UTF-8"
-        case .emptyInput: return "the file is empty"
+        case .emptyInput: return body.isEmpty ? "the file is empty" : "the file contains only whitespace"
         case .unexpectedEnd: return "the file ends in the middle of a value (a missing ']', '}' or '\"')"
         case .tooDeep: return "arrays and objects are nested more than 32 levels deep"
         case .duplicateKey(let name): return "an object repeats the key \(quoted(name))"

@@ -296,8 +296,9 @@ public struct LinkCheck: Sendable {
         }
     }
 
-    /// One app's verdict on the domain's file: iOS is verified when every callback path on the domain is
-    /// covered without a blocking problem; Android when the file lists the app without a blocking problem.
+    /// One app's verdict on the domain's file: iOS is verified when every link callback on the domain (path
+    /// and query) is covered without a blocking problem, and a path is recorded as covered when every callback
+    /// with that path is; Android when the file lists the app without a blocking problem.
     public static func judge(_ subject: DomainSubject, file: FileOutcome, domain: String, now: Date, nextCheckAt: Date) -> LinkStateRecord {
         let response: FetchedFile
         switch file {
@@ -313,14 +314,18 @@ public struct LinkCheck: Sendable {
         let verified: Bool
         switch subject.app.identity {
         case .ios(let app):
-            for path in subject.callbackPaths {
-                let found = AASAJudge.judge(body: response.body, contentType: response.contentType, app: app, callbackPath: path)
+            var uncovered: Set<String> = []
+            for callback in subject.callbacks {
+                let found = AASAJudge.judge(body: response.body, contentType: response.contentType, app: app, callback: callback)
                 for problem in found.map(LinkProblemRecord.init) where !problems.contains(problem) { problems.append(problem) }
-                if !found.contains(where: \.blocking) { covered.append(path) }
+                if found.contains(where: \.blocking) { uncovered.insert(callback.path) }
             }
-            verified = !subject.callbackPaths.isEmpty && covered.count == subject.callbackPaths.count
+            // A path counts as covered only when every callback registered with it (each query) is.
+            covered = subject.callbackPaths.filter { !uncovered.contains($0) }
+            verified = !subject.callbacks.isEmpty && uncovered.isEmpty
         case .android(let app):
-            let found = AssetLinksJudge.judge(body: response.body, contentType: response.contentType, app: app)
+            let found = AssetLinksJudge.judge(
+                body: response.body, contentType: response.contentType, app: app, callbacks: subject.callbacks)
             problems = found.map(LinkProblemRecord.init)
             verified = !found.contains(where: \.blocking)
             covered = verified ? subject.callbackPaths : []

@@ -63,15 +63,18 @@ public enum ProblemCode: String, Sendable, Codable, CaseIterable {
     case relationMissing = "relation_missing"
     /// The App ID is absent from `webcredentials.apps`.
     case webcredentialsMissing = "webcredentials_missing"
+    /// The Android package's Dynamic App Links rules (Android 15+) exclude the callback, or no rule includes it.
+    case dynamicRulesExcludePath = "dynamic_rules_exclude_path"
 
     /// Whether this code keeps an app of `file`'s platform from being verified, per docs/protocol.md#problem-codes:
-    /// every code blocks except `webcredentials_missing`, and `content_type`, which blocks for assetlinks
+    /// every code blocks except `webcredentials_missing`, `dynamic_rules_exclude_path` (Android 14 and older
+    /// ignore the rules, docs/association.md#assetlinks-dynamic-rules), and `content_type`, which blocks for assetlinks
     /// only (Google requires `application/json`; Apple's current pages do not,
     /// docs/association.md#aasa-hosting).
     /// `timeout` and `dns_error` block "after retries": retrying is the scheduler's job.
     public func blocksVerification(for file: AssociationFile) -> Bool {
         switch self {
-        case .webcredentialsMissing: false
+        case .webcredentialsMissing, .dynamicRulesExcludePath: false
         case .contentType: file == .assetLinks
         default: true
         }

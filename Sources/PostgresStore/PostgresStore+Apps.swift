@@ -204,9 +204,9 @@ public struct PostgresApps: Sendable {
     // MARK: Link callbacks by domain
 
     /// The host and path (query excluded) of a stored link callback, from its parsed form.
-    static func linkTarget(_ raw: String) -> (host: String, path: String)? {
+    static func linkTarget(_ raw: String) -> (host: String, callback: LinkCallback)? {
         guard case .success(let uri) = RedirectURI.parse(raw), uri.kind == .link, let host = uri.host else { return nil }
-        return (host, String(uri.pathAndQuery.prefix { $0 != "?" }))
+        return (host, LinkCallback(pathAndQuery: uri.pathAndQuery))
     }
 
     /// A `LIKE` pattern matching the URIs that start with `https://DOMAIN`: it narrows the rows; the host is
@@ -258,7 +258,7 @@ public struct PostgresApps: Sendable {
             ).rows
         }
         var order: [String] = []
-        var byApp: [String: (app: AppRecord, project: String, paths: [String])] = [:]
+        var byApp: [String: (app: AppRecord, project: String, callbacks: [LinkCallback])] = [:]
         for row in rows {
             guard let target = Self.linkTarget(try row.string("uri")), target.host == domain else { continue }
             let id = try row.string("id")
@@ -266,9 +266,9 @@ public struct PostgresApps: Sendable {
                 order.append(id)
                 byApp[id] = (try Self.app(from: row), try row.string("project_id"), [])
             }
-            if byApp[id]?.paths.contains(target.path) == false { byApp[id]?.paths.append(target.path) }
+            if byApp[id]?.callbacks.contains(target.callback) == false { byApp[id]?.callbacks.append(target.callback) }
         }
-        return order.compactMap { id in byApp[id].map { DomainSubject(app: $0.app, projectID: $0.project, callbackPaths: $0.paths) } }
+        return order.compactMap { id in byApp[id].map { DomainSubject(app: $0.app, projectID: $0.project, callbacks: $0.callbacks) } }
     }
 
     // MARK: Facts for the start and the consent page

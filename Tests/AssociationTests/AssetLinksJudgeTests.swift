@@ -50,6 +50,15 @@ import Testing
         #expect(codes(judge("<html>Not Found</html>")) == [.notJSON])
     }
 
+    @Test func aBodyOfOnlyWhitespaceIsNotJSONAndSaysSo() {
+        #expect(
+            judge("\n") == [
+                Problem(
+                    code: .notJSON, message: "assetlinks.json is not strict JSON: the file contains only whitespace", blocking: true)
+            ])
+        #expect(judge("")[0].message == "assetlinks.json is not strict JSON: the file is empty")
+    }
+
     @Test func namesEachAbsentFingerprint() {
         let problems = judge("[\(Self.statement(fingerprints: [sampleFingerprint(0x30)]))]")
         #expect(

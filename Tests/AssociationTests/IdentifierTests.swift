@@ -170,7 +170,7 @@ import Testing
             let aasa = code.blocksVerification(for: .appleAppSiteAssociation)
             let assetLinks = code.blocksVerification(for: .assetLinks)
             switch code {
-            case .webcredentialsMissing: #expect(!aasa && !assetLinks)
+            case .webcredentialsMissing, .dynamicRulesExcludePath: #expect(!aasa && !assetLinks)
             case .contentType: #expect(!aasa && assetLinks)
             default: #expect(aasa && assetLinks)
             }
@@ -182,7 +182,7 @@ import Testing
             ProblemCode.allCases.map(\.rawValue) == [
                 "file_missing", "redirected", "http_status", "tls_error", "timeout", "dns_error", "address_refused", "content_type",
                 "too_large", "not_json", "app_id_missing", "path_not_covered", "package_missing", "fingerprint_missing",
-                "relation_missing", "webcredentials_missing",
+                "relation_missing", "webcredentials_missing", "dynamic_rules_exclude_path",
             ])
     }
 }

@@ -45,6 +45,40 @@ import Testing
         #expect(state.coveredPaths == ["/cb"])
     }
 
+    @Test func eachCallbackIsJudgedWithItsQueryAndAPathIsCoveredOnlyWhenAllOfItsCallbacksAre() {
+        let ios = AppRecord(
+            id: "i1", environmentID: "e1", identity: .ios(iosApp("ABCDE12345", "com.acme.app")), productionCustomScheme: nil,
+            createdAt: Self.now)
+        let subject = DomainSubject(
+            app: ios, projectID: "p1",
+            callbacks: [LinkCallback(pathAndQuery: "/reset?token=abc"), LinkCallback(pathAndQuery: "/reset?token=xyz")])
+        func state(_ pattern: String) -> LinkStateRecord {
+            let body = AASAJudgeTests.modern(#"{"/": "/reset", "?": {"token": "\#(pattern)"}}"#)
+            let file = LinkCheck.outcome(.success(FetchedFile(status: 200, contentType: "application/json", body: body)), url: "u")
+            return LinkCheck.judge(subject, file: file, domain: "acme.example", now: Self.now, nextCheckAt: Self.now)
+        }
+        #expect(state("???").status == .verified)
+        #expect(state("???").coveredPaths == ["/reset"])
+        let partly = state("abc")
+        #expect(partly.status == .notVerified)
+        #expect(partly.coveredPaths == [])
+        #expect(
+            partly.problems.map(\.message) == [
+                "The callback path '/reset?token=xyz' is not matched by any rule for ABCDE12345.com.acme.app in applinks.details[0]"
+            ])
+    }
+
+    @Test func androidDynamicRulesWarnAboutTheSubjectsCallbacks() {
+        let body =
+            #"[{"relation": ["delegate_permission/common.handle_all_urls"], "target": {"namespace": "android_app", "package_name": "com.acme.app", "sha256_cert_fingerprints": ["\#(Self.fingerprint)"]}, "relation_extensions": {"delegate_permission/common.handle_all_urls": {"dynamic_app_link_components": [{"/": "/cb", "exclude": true}, {"/": "*"}]}}}]"#
+        let file = LinkCheck.outcome(
+            .success(FetchedFile(status: 200, contentType: "application/json", body: Array(body.utf8))), url: "u")
+        let state = LinkCheck.judge(Self.subject, file: file, domain: "acme.example", now: Self.now, nextCheckAt: Self.now)
+        #expect(state.status == .verified)
+        #expect(state.problems.map(\.code) == ["dynamic_rules_exclude_path"])
+        #expect(state.problems.first?.blocking == false)
+    }
+
     @Test func aTransientFailureKeepsAVerifiedAppUntilItRepeatsThreeTimes() {
         let verified = LinkStateRecord(
             appID: "a1", domain: "acme.example", status: .verified, checkedAt: Self.now, nextCheckAt: Self.now, problems: [],

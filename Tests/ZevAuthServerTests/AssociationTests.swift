@@ -253,7 +253,7 @@ import ZevAuthTesting
 
     enum Variant: String, CaseIterable, Sendable {
         case fileMissing, redirected, httpStatus, tooLarge, notJSON, appIDMissing, pathNotCovered, webcredentialsMissing
-        case androidContentType, packageMissing, fingerprintMissing, relationMissing
+        case androidContentType, packageMissing, fingerprintMissing, relationMissing, dynamicRulesExcludePath
     }
 
     /// Every problem code of docs/protocol.md#problem-codes from a broken variant served over real HTTPS.
@@ -261,7 +261,8 @@ import ZevAuthTesting
     func eachBrokenVariantReportsItsCode(variant: Variant) throws {
         let setup = try Setup()
         let ios =
-            variant.rawValue.hasPrefix("android") || [.packageMissing, .fingerprintMissing, .relationMissing].contains(variant)
+            variant.rawValue.hasPrefix("android")
+                || [.packageMissing, .fingerprintMissing, .relationMissing, .dynamicRulesExcludePath].contains(variant)
             ? false : true
         let created = ios ? try setup.addIOS() : try setup.addAndroid()
         let id = try #require(created.json["id"] as? String)
@@ -319,10 +320,20 @@ import ZevAuthTesting
             setup.https.set(
                 path, body: json([statement("com.acme.app", [Self.fingerprint], ["delegate_permission/common.get_login_creds"])]))
             expected = "relation_missing"
+        case .dynamicRulesExcludePath:
+            var excluding = statement("com.acme.app", [Self.fingerprint], ["delegate_permission/common.handle_all_urls"])
+            excluding["relation_extensions"] = [
+                "delegate_permission/common.handle_all_urls": [
+                    "dynamic_app_link_components": [["/": "/app/*", "exclude": true], ["/": "*"]]
+                ]
+            ]
+            setup.https.set(path, body: json([excluding]))
+            expected = "dynamic_rules_exclude_path"
         }
         let link = try setup.check(id)
         #expect(Self.codes(link).contains(expected), "\(variant): \(Self.codes(link))")
-        #expect(link["status"] as? String == (variant == .webcredentialsMissing ? "verified" : "not_verified"))
+        let warningOnly: Set<Variant> = [.webcredentialsMissing, .dynamicRulesExcludePath]
+        #expect(link["status"] as? String == (warningOnly.contains(variant) ? "verified" : "not_verified"))
         if variant == .redirected {
             let message = (link["problems"] as? [[String: Any]])?.first?["message"] as? String ?? ""
             #expect(message.contains("https://www.\(setup.domain)"))
