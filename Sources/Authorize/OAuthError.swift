@@ -29,11 +29,11 @@ public enum OAuthErrorCode: String, Sendable, CaseIterable {
     case nativeRedirectNotVerified = "native_redirect_not_verified"
     /// A loopback redirect in production (docs/protocol.md#redirect-kinds).
     case loopbackRedirectNotAllowed = "loopback_redirect_not_allowed"
-    /// No `code_challenge` (RFC 9700 §2.1.1; docs/protocol.md#start-check-5).
+    /// No `code_challenge` (RFC 9700 §2.1.1; docs/protocol.md#start-check-6).
     case pkceRequired = "pkce_required"
-    /// `code_challenge_method` missing or not exactly `S256` (RFC 7636 §4.3; docs/protocol.md#start-check-5).
+    /// `code_challenge_method` missing or not exactly `S256` (RFC 7636 §4.3; docs/protocol.md#start-check-6).
     case pkceMethodUnsupported = "pkce_method_unsupported"
-    /// A challenge that is not canonical base64url of 32 bytes (RFC 7636 §4.2; docs/protocol.md#start-check-5).
+    /// A challenge that is not canonical base64url of 32 bytes (RFC 7636 §4.2; docs/protocol.md#start-check-6).
     case invalidCodeChallenge = "invalid_code_challenge"
     /// A verifier that is missing, malformed or does not match the challenge (RFC 7636 §4.6;
     /// docs/protocol.md#exchange-row-6).

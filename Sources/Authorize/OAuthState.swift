@@ -13,7 +13,7 @@ public struct OAuthState: Sendable, Equatable {
     /// Validates a decoded `state`.
     /// - Parameter decoded: the value after form decoding (`+` is a space), already valid UTF-8.
     /// - Returns: `nil` when empty, longer than 512 scalars, or holding a control character
-    ///   (the start answers `invalid_state`, docs/protocol.md#start-check-4).
+    ///   (the start answers `invalid_state`, docs/protocol.md#start-check-5).
     public init?(decoded: String) {
         let scalars = decoded.unicodeScalars
         var count = 0

@@ -89,8 +89,9 @@ public enum StartDecision: Sendable, Equatable {
     /// redirect (RFC 6749 §4.1.2.1, RFC 9700 §4.11.2).
     case show(OAuthError)
     /// The redirect URI is trusted: send the error back to it (303, or the "Return to the app" page) with
-    /// `state` and `iss` (RFC 6749 §4.1.2.1). `state` is `nil` only when it could not be validated, which
-    /// the current order never redirects.
+    /// `state` and `iss` (RFC 6749 §4.1.2.1). `state` is `nil` only for a refused request object
+    /// (docs/protocol.md#start-check-4) whose outer `state` is missing or invalid: every later redirected
+    /// error comes after the state check.
     case redirect(OAuthError, to: RedirectURI, state: OAuthState?)
 }
 
@@ -109,20 +110,25 @@ public enum StartValidator {
     ///    `redirect_uri_mismatch` (RFC 6749 §3.1.2.3, RFC 8252 §7.3); production custom scheme not enabled
     ///    → 403 `custom_scheme_not_allowed` (RFC 8252 §8.6); link not verified → 403
     ///    `native_redirect_not_verified` (RFC 8252 §7.2); production loopback → 403
-    ///    `loopback_redirect_not_allowed`;
-    /// 4. `state` missing or invalid → 400 `invalid_state`.
+    ///    `loopback_redirect_not_allowed`.
+    ///
+    /// Redirected, with the outer `state` when it is valid and without one otherwise:
+    /// 4. `request` → `request_not_supported`, `request_uri` → `request_uri_not_supported` (OpenID Connect
+    ///    Core §6.1, §6.2; `request` is named when both are given).
+    ///
+    /// Shown (never redirected):
+    /// 5. `state` missing or invalid → 400 `invalid_state`.
     ///
     /// Redirected with the state, in order:
-    /// 5. standard endpoint only: `response_type` missing → `invalid_request`, not `code` →
-    ///    `unsupported_response_type` (RFC 6749 §4.1.2.1);
-    /// 6. `code_challenge` missing → `pkce_required` (RFC 9700 §2.1.1); `code_challenge_method` not exactly
+    /// 6. standard endpoint only, first: `response_type` missing → `invalid_request`, not `code` →
+    ///    `unsupported_response_type` (RFC 6749 §4.1.2.1; docs/protocol.md#authorize-errors); then
+    ///    `code_challenge` missing → `pkce_required` (RFC 9700 §2.1.1); `code_challenge_method` not exactly
     ///    `S256` → `pkce_method_unsupported` (RFC 7636 §4.4.1); challenge not canonical → `invalid_code_challenge`
     ///    (RFC 7636 §4.2);
     /// 7. `nonce` over 512 scalars or holding a control character → `invalid_request` with
     ///    `error_description` beginning `invalid_nonce` (OpenID Connect Core §3.1.2.1). `scope` is never refused: unknown values are ignored.
-    /// 8. the OpenID Connect request options (`RequestOptions.parse`): `request` → `request_not_supported`,
-    ///    `request_uri` → `request_uri_not_supported`, a bad `prompt`, `max_age` or `response_mode` →
-    ///    `invalid_request` (OpenID Connect Core §3.1.2.1, §6).
+    /// 8. the OpenID Connect request options (`RequestOptions.parse`): a bad `prompt`, `max_age` or
+    ///    `response_mode` → `invalid_request` (OpenID Connect Core §3.1.2.1).
     ///
     /// An empty value counts as missing.
     /// - Parameters:
@@ -193,7 +199,12 @@ public enum StartValidator {
         case .failure(let error): return .show(error)
         case .success(let trusted): redirect = trusted
         }
-        guard !undecodable.contains("state"), let state = checkState(parameters) else {
+        // 4. Request objects, before the state they may carry: the outer state comes back only when valid.
+        let outerState = undecodable.contains("state") ? nil : checkState(parameters)
+        if let error = checkRequestObject(parameters) {
+            return .redirect(error, to: redirect, state: outerState)
+        }
+        guard let state = outerState else {
             return .show(OAuthError(.invalidState, "state must be 1 to 512 characters with no control character."))
         }
         if standardEndpoint, let error = checkResponseType(parameters) {
@@ -298,7 +309,24 @@ public enum StartValidator {
         return .success(requested)
     }
 
-    /// docs/protocol.md#state: 1–512 scalars, no Cc. Missing and empty are both invalid.
+    /// docs/protocol.md#start-check-4, OpenID Connect Core §6.1 and §6.2: request objects, by value or by
+    /// reference, are not supported (discovery says `request_parameter_supported: false` and
+    /// `request_uri_parameter_supported: false`). Decided before `state` and PKCE because both may travel
+    /// only inside the object, and after the redirect URI is trusted so the client hears the OpenID code
+    /// (§3.1.2.6). An empty value counts as missing; an undecodable one is still present. With both given
+    /// (§6 forbids it), `request` is named.
+    static func checkRequestObject(_ parameters: [String: String]) -> OAuthError? {
+        if present(parameters["request"]) != nil {
+            return OAuthError(.requestNotSupported, "Request objects (the request parameter) are not supported.")
+        }
+        if present(parameters["request_uri"]) != nil {
+            return OAuthError(.requestURINotSupported, "Request objects by reference (request_uri) are not supported.")
+        }
+        return nil
+    }
+
+    /// docs/protocol.md#start-check-5 and docs/protocol.md#state: 1–512 scalars, no Cc. Missing and empty
+    /// are both invalid.
     static func checkState(_ parameters: [String: String]) -> OAuthState? {
         present(parameters["state"]).flatMap(OAuthState.init(decoded:))
     }

@@ -15,6 +15,23 @@ extension Suite {
         return request.target()
     }
 
+    /// An `/oauth2/authorize` start shaped like the OpenID Foundation's `oidcc-unsigned-request-object`:
+    /// `client_id`, `redirect_uri`, `response_type` and `scope` outside, and an unsigned request object
+    /// (`alg: none`, OpenID Connect Core §6.1) that alone carries `state` and `nonce`; no PKCE.
+    private func requestObjectOnlyStart(issuer: String) -> String {
+        let header = Base64URL.encode(Array(#"{"alg":"none"}"#.utf8))
+        let claims: [String: String] = [
+            "iss": options.clientID, "aud": issuer, "response_type": "code", "client_id": options.clientID,
+            "redirect_uri": options.redirectURI, "scope": "openid", "state": "conformance-state", "nonce": "conformance-nonce",
+        ]
+        let payload = Base64URL.encode((try? JSONSerialization.data(withJSONObject: claims, options: [.sortedKeys])) ?? Data())
+        return authorizeEndpoint + "?"
+            + FormURLEncoding.encode([
+                ("client_id", options.clientID), ("redirect_uri", options.redirectURI), ("response_type", "code"), ("scope", "openid"),
+                ("request", header + "." + payload + "."),
+            ])
+    }
+
     /// Whether an answer is a 303 to one of the server's own pages whose path begins with `path`.
     private static func ownPage(_ observed: Observed, _ path: String, issuer: String) -> Bool {
         guard observed.status == 303, let location = observed.header("Location") else { return false }
@@ -55,6 +72,14 @@ extension Suite {
             "OpenID Connect Core §6.2", "request_uri: request_uri_not_supported, redirected",
             Verdicts.redirectedError(
                 requestURI, redirectURI: redirect, error: "request_uri_not_supported", state: "conformance-state", issuer: issuer))
+        // The OpenID Foundation's oidcc-unsigned-request-object: state and nonce only inside an unsigned object.
+        let objectOnly = try Browser(agent: agent).get(requestObjectOnlyStart(issuer: issuer))
+        record(
+            "OpenID Connect Core §6.1, protocol.md#start-check-4",
+            "request object refused at the redirect URI (state and nonce only inside it): request_not_supported, no state",
+            Verdicts.redirectedError(
+                objectOnly, redirectURI: redirect, error: "request_not_supported", state: nil, issuer: issuer,
+                descriptionPrefix: "request_not_supported"))
         let mode = try Browser(agent: agent).get(openIDStart([("response_mode", "fragment")]))
         record(
             "OAuth 2.0 Multiple Response Types §2.1", "response_mode other than query: invalid_request, redirected",

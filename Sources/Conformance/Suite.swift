@@ -362,8 +362,14 @@ public final class Suite {
         try shown(
             "protocol.md#start-check-3", "start order: an unregistered redirect_uri wins over a missing state",
             base.setting("redirect_uri", options.redirectURI + "-other").removing("state"), status: 400, error: "redirect_uri_mismatch")
+        let objectFirst = try browser.get(
+            base.removing("state").removing("code_challenge").setting("request", "eyJhbGciOiJub25lIn0.eyJzdGF0ZSI6ImluIn0.").target())
+        record(
+            "protocol.md#start-check-4", "start order: a request object wins over a missing state (redirected, no state)",
+            Verdicts.redirectedError(
+                objectFirst, redirectURI: options.redirectURI, error: "request_not_supported", state: nil, issuer: options.issuer))
         try shown(
-            "protocol.md#start-check-4", "start order: a missing state is shown, not redirected, even without PKCE",
+            "protocol.md#start-check-5", "start order: a missing state is shown, not redirected, even without PKCE",
             base.removing("state").removing("code_challenge"), status: 400, error: "invalid_state")
 
         // A person's browser gets a page, not JSON, and no redirect.
@@ -399,7 +405,7 @@ public final class Suite {
             "RFC 7636 §7.2", "pkce: code_challenge_method=plain → pkce_method_unsupported", base.setting("code_challenge_method", "plain"),
             error: "pkce_method_unsupported")
         try redirected(
-            "protocol.md#start-check-5", "pkce: code_challenge_method=s256 (case) → pkce_method_unsupported",
+            "protocol.md#start-check-6", "pkce: code_challenge_method=s256 (case) → pkce_method_unsupported",
             base.setting("code_challenge_method", "s256"),
             error: "pkce_method_unsupported")
         try redirected(

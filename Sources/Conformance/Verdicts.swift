@@ -186,22 +186,27 @@ public enum Verdicts {
 
     /// An error sent back to `redirectURI` with `error`, the unchanged `state` and `iss`; on the standard
     /// endpoint `descriptionPrefix` must lead `error_description`. A loopback redirect must be a 303.
+    /// `state` nil: no `state` may come back (a refused request object whose outer state was missing,
+    /// docs/protocol.md#start-check-4).
     public static func redirectedError(
-        _ observed: Observed, redirectURI: String, error: String, state: String, issuer: String, descriptionPrefix: String? = nil
+        _ observed: Observed, redirectURI: String, error: String, state: String?, issuer: String, descriptionPrefix: String? = nil
     ) -> Outcome {
         guard let back = RedirectBack.find(in: observed, redirectURI: redirectURI) else {
             return .fail("\(describe(observed)), not redirected to the redirect URI")
         }
         var problems: [String] = []
         if back.value("error") != error { problems.append("error is not \(error)") }
-        if back.value("state") != state { problems.append(back.value("state") == nil ? "no state" : "state changed") }
+        if back.value("state") != state {
+            problems.append(
+                state == nil ? "a state came back though none was expected" : back.value("state") == nil ? "no state" : "state changed")
+        }
         if back.value("iss") != issuer { problems.append(back.value("iss") == nil ? "no iss" : "iss differs from the issuer") }
         if back.value("code") != nil { problems.append("a code came with the error") }
         if let descriptionPrefix, leadingCode(back.value("error_description")) != descriptionPrefix {
             problems.append("error_description does not begin with \(descriptionPrefix)")
         }
         if isLoopback(redirectURI) && back.delivery != .seeOther { problems.append("a loopback redirect was not a 303") }
-        let seen = describe(observed, redirectURI: redirectURI) + (back.value("state") == state ? ", state and iss" : "")
+        let seen = describe(observed, redirectURI: redirectURI) + (state == nil ? ", no state, iss" : ", state and iss")
         return problems.isEmpty
             ? .pass(seen) : .fail("\(describe(observed, redirectURI: redirectURI)): \(problems.joined(separator: ", "))")
     }

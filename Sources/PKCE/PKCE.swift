@@ -37,7 +37,7 @@ public struct CodeChallenge: Sendable, Equatable {
     /// Validates a challenge's encoding.
     /// - Parameter value: the `code_challenge` exactly as received.
     /// - Returns: `nil` unless `value` is 43 characters that `Base64URL.decodeCanonical` turns into
-    ///   32 bytes (docs/protocol.md#start-check-5: otherwise `invalid_code_challenge`).
+    ///   32 bytes (docs/protocol.md#start-check-6: otherwise `invalid_code_challenge`).
     public init?(_ value: String) {
         guard value.utf8.count == 43, let bytes = Base64URL.decodeCanonical(value), bytes.count == 32 else {
             return nil

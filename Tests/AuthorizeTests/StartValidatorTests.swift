@@ -59,6 +59,10 @@ let startErrors: [StartCase] = [
     StartCase(
         "loopback in production", startQuery(["redirect_uri": "http://127.0.0.1:4000/cb"], client: "pk_live_prod"),
         .show(.loopbackRedirectNotAllowed, 403)),
+    StartCase("request object", startQuery(["request": "eyJhbGciOiJub25lIn0.e30."]), .redirect(.requestNotSupported)),
+    StartCase(
+        "request object undecodable", startQuery(["request": "\u{FFFD}"]), .redirect(.requestNotSupported)),
+    StartCase("request_uri", startQuery(["request_uri": "https://rp.example/r"]), .redirect(.requestURINotSupported)),
     StartCase("state missing", startQuery(["state": nil]), .show(.invalidState, 400)),
     StartCase("state empty", startQuery(["state": ""]), .show(.invalidState, 400)),
     StartCase("state too long", startQuery(["state": String(repeating: "s", count: 513)]), .show(.invalidState, 400)),
@@ -97,6 +101,33 @@ let precedence: [StartCase] = [
         startQuery(["redirect_uri": "http://127.0.0.1:1/cb", "state": nil], client: "pk_live_prod"),
         .show(.loopbackRedirectNotAllowed, 403)),
     StartCase(
+        "duplicate request beats the request object", startQuery(["request": "a.b."]) + [("request", "a.b.")],
+        .show(.invalidRequest, 400)),
+    StartCase(
+        "unknown client beats the request object", startQuery(["request": "a.b."], client: "pk_test_nope"),
+        .show(.invalidClient, 400)),
+    StartCase(
+        "bad redirect beats the request object", startQuery(["redirect_uri": "com.acme.app:/evil", "request": "a.b."]),
+        .show(.redirectURIMismatch, 400)),
+    StartCase(
+        "production refusal beats the request object", startQuery(["request": "a.b."], client: "pk_live_prod"),
+        .show(.customSchemeNotAllowed, 403)),
+    StartCase(
+        "request object beats a missing state (redirected)", startQuery(["state": nil, "request": "a.b."]),
+        .redirect(.requestNotSupported)),
+    StartCase(
+        "request object beats missing PKCE", startQuery(["code_challenge": nil, "code_challenge_method": nil, "request": "a.b."]),
+        .redirect(.requestNotSupported)),
+    StartCase(
+        "request object beats response_type on the standard endpoint",
+        startQuery(["response_type": nil, "request": "a.b."], standard: true), standard: true, .redirect(.requestNotSupported)),
+    StartCase(
+        "request object beats a bad nonce and a bad prompt", startQuery(["nonce": "a\u{7}", "prompt": "bogus", "request": "a.b."]),
+        .redirect(.requestNotSupported)),
+    StartCase(
+        "request wins when both are given", startQuery(["request_uri": "https://rp.example/r", "request": "a.b."]),
+        .redirect(.requestNotSupported)),
+    StartCase(
         "bad state beats missing PKCE (shown, not redirected)", startQuery(["state": nil, "code_challenge": nil]),
         .show(.invalidState, 400)),
     StartCase(
@@ -131,6 +162,61 @@ let precedence: [StartCase] = [
         #expect(error.code == .pkceRequired)
         #expect(to.raw == "http://127.0.0.1:54321/cb")
         #expect(state?.value == "xyz")
+    }
+
+    /// docs/protocol.md#start-check-4: the state and PKCE may travel only inside a request object (OpenID
+    /// Connect Core §6.1), so the refusal is redirected before they are checked, with the outer `state`
+    /// only when it is valid, and `iss` (`errorRedirectParameters`).
+    @Test(arguments: [
+        ("request", "eyJhbGciOiJub25lIn0.eyJzdGF0ZSI6ImluIiwibm9uY2UiOiJuIn0.", OAuthErrorCode.requestNotSupported),
+        ("request_uri", "https://rp.example/request.jwt", .requestURINotSupported),
+    ])
+    func requestObjectIsRedirectedWithTheOuterStateOnlyWhenValid(name: String, value: String, code: OAuthErrorCode) throws {
+        let withoutState = startQuery(["state": nil, "code_challenge": nil, "code_challenge_method": nil, name: value])
+        for (query, expectedState) in [
+            (withoutState, nil), (startQuery(["state": "", name: value]), nil),
+            (startQuery(["state": String(repeating: "s", count: 513), name: value]), nil),
+            (startQuery(["state": "xyz", "code_challenge": nil, name: value]), "xyz"),
+        ] as [([(name: String, value: String)], String?)] {
+            for standard in [false, true] {
+                let full = standard ? query + [("response_type", "code")] : query
+                guard case .redirect(let error, let to, let state) = decide(full, standard: standard) else {
+                    Issue.record("\(name) must be redirected (standard: \(standard))")
+                    continue
+                }
+                #expect(error.code == code)
+                #expect(to.raw == "com.acme.app:/callback")
+                #expect(state?.value == expectedState)
+                let surface: ErrorSurface = standard ? .standard(.authorize) : .zevAuth
+                // An OpenID Connect Core §3.1.2.6 code: the same on both starts, never mapped to invalid_request.
+                #expect(error.wireError(on: surface) == code.rawValue)
+                let location = redirectLocation(
+                    base: to, parameters: errorRedirectParameters(error, state: state, issuer: "https://id.example", surface: surface))
+                #expect(location.hasPrefix("com.acme.app:/callback?error=\(code.rawValue)&error_description="))
+                let tail = expectedState.map { "&state=\($0)&iss=https%3A%2F%2Fid.example" } ?? "&iss=https%3A%2F%2Fid.example"
+                #expect(location.hasSuffix(tail))
+                #expect(expectedState != nil || !location.contains("state="))
+            }
+        }
+    }
+
+    @Test func anUndecodableOuterStateIsLeftOutOfTheRequestObjectsRefusal() {
+        let decision = StartValidator.decide(
+            rawQuery: "client_id=pk_test_dev&redirect_uri=com.acme.app%3A%2Fcallback&state=%FF&request=a.b.", standardEndpoint: false,
+            lookupClient: lookup)
+        guard case .redirect(let error, _, let state) = decision else {
+            Issue.record("expected a redirect, got \(decision)")
+            return
+        }
+        #expect(error.code == .requestNotSupported)
+        #expect(state == nil)
+    }
+
+    @Test func emptyRequestParametersCountAsMissing() {
+        guard case .proceed = decide(startQuery(["request": "", "request_uri": ""])) else {
+            Issue.record("an empty request or request_uri counts as missing")
+            return
+        }
     }
 
     @Test func validStartProceedsWithTheRequestedRedirect() throws {

@@ -30,6 +30,11 @@ import ZevAuthTesting
         let failures = results.filter { $0.verdict == .fail }
         #expect(failures.isEmpty, "\(failures.map { "\($0.clause) \($0.title): \($0.seen)" })")
         #expect(results.count > 100)
+        // A request object is refused at the redirect URI before the state check, on both starts
+        // (docs/protocol.md#start-check-4).
+        let requestObject = results.filter { $0.clause.contains("protocol.md#start-check-4") }
+        #expect(requestObject.count == 2)
+        #expect(requestObject.allSatisfy { $0.verdict == .pass })
         let formatter = ReportFormatter(redactor: redactor)
         let output = results.map(formatter.line).joined(separator: "\n") + formatter.json(results) + formatter.junit(results)
         for secret in [fixture.password, fixture.developmentSecret, fixture.productionSecret, TestServer.operatorToken] {

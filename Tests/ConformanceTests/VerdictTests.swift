@@ -44,6 +44,23 @@ import Testing
                 == .fail)
     }
 
+    @Test func aRefusedRequestObjectWithoutAnOuterStateMustNotInventOne() {
+        let good = location("error=request_not_supported&error_description=request_not_supported%3A%20x&iss=https%3A%2F%2Fauth.example")
+        let pass = Verdicts.redirectedError(
+            good, redirectURI: redirect, error: "request_not_supported", state: nil, issuer: issuer,
+            descriptionPrefix: "request_not_supported")
+        #expect(pass.verdict == .pass)
+        #expect(pass.seen.contains("no state"))
+        let invented = location("error=request_not_supported&state=inside&iss=https%3A%2F%2Fauth.example")
+        let fail = Verdicts.redirectedError(invented, redirectURI: redirect, error: "request_not_supported", state: nil, issuer: issuer)
+        #expect(fail.verdict == .fail)
+        #expect(fail.seen.contains("a state came back though none was expected"))
+        let shown = Observed(status: 400, headers: [("Content-Type", "application/json")], body: #"{"error":"invalid_state"}"#)
+        #expect(
+            Verdicts.redirectedError(shown, redirectURI: redirect, error: "request_not_supported", state: nil, issuer: issuer).verdict
+                == .fail)
+    }
+
     @Test func standardErrorsCarryTheProductCodeFirst() {
         let observed = location(
             "error=invalid_request&error_description=pkce_required%3A%20send%20a%20challenge&state=s&iss=https%3A%2F%2Fauth.example")

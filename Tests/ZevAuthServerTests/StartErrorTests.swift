@@ -116,6 +116,54 @@ import ZevAuthTesting
         #expect(queryItems(of: try #require(wrongType.header("location")))["error"] == "unsupported_response_type")
     }
 
+    /// docs/protocol.md#start-check-4: a request object is refused at the redirect URI before the state and
+    /// PKCE checks (the OpenID Foundation's `oidcc-unsigned-request-object` sends `state` and `nonce` only
+    /// inside it), with the outer `state` only when it is valid, and `iss`.
+    @Test(arguments: ["/v1/auth/zevid/start", "/oauth2/authorize"])
+    func aRequestObjectIsRefusedAtTheRedirectURIBeforeTheStateCheck(path: String) throws {
+        let setup = try Setup()
+        let object = "eyJhbGciOiJub25lIn0.eyJzdGF0ZSI6Imluc2lkZSIsIm5vbmNlIjoibiJ9."
+        let responseType = path == "/oauth2/authorize" ? [("response_type", "code")] : []
+        let base = [("client_id", setup.fixture.developmentKey), ("redirect_uri", "http://127.0.0.1:5000/cb")] + responseType
+        for (extra, error, state) in [
+            ([("request", object), ("scope", "openid")], "request_not_supported", nil),
+            ([("request", object), ("state", "keep this")], "request_not_supported", "keep this"),
+            ([("request_uri", "https://rp.example/request.jwt"), ("state", "")], "request_uri_not_supported", nil),
+            ([("request_uri", "https://rp.example/request.jwt"), ("state", "keep this")], "request_uri_not_supported", "keep this"),
+        ] as [([(String, String)], String, String?)] {
+            let response = try setup.start(base + extra, path: path)
+            #expect(response.status == 303, "\(extra)")
+            let location = try #require(response.header("location"))
+            #expect(location.hasPrefix("http://127.0.0.1:5000/cb?error=\(error)&"))
+            let query = queryItems(of: location)
+            #expect(query["error"] == error)
+            #expect(query["state"] == state)
+            #expect(query["iss"] == setup.server.issuer)
+            #expect(query["error_description"]?.hasPrefix(error + ": ") == (path == "/oauth2/authorize"))
+            #expect(query["code"] == nil)
+        }
+        // An empty request counts as missing: the state check comes next.
+        expectShown(
+            try setup.start(base + [("request", "")], path: path), 400, path == "/oauth2/authorize" ? "invalid_request" : "invalid_state")
+        // A request object repeated is still check 1's invalid_request, shown.
+        expectShown(
+            try setup.start(setup.valid() + responseType + [("request", object), ("request", object)], path: path), 400, "invalid_request")
+        // Before the redirect URI is trusted, the request object is never redirected.
+        expectShown(
+            try setup.start(
+                Self.replacing(setup.valid(), "redirect_uri", "http://127.0.0.1:5000/other") + [("request", object)], path: path),
+            400, path == "/oauth2/authorize" ? "invalid_request" : "redirect_uri_mismatch")
+        expectShown(
+            try setup.start(Self.replacing(setup.valid(), "client_id", "pk_test_unknown") + [("request", object)], path: path), 400,
+            "invalid_client")
+        // A custom scheme holds it behind the "Return to the app" page, like every redirected start error.
+        let held = try setup.start(
+            base.map { $0.0 == "redirect_uri" ? ($0.0, "com.acme.app:/callback") : $0 } + [("request", object)], path: path)
+        #expect(held.status == 200)
+        #expect(held.text.contains("Return to the app"))
+        #expect(held.text.contains("com.acme.app:/callback?error=request_not_supported"))
+    }
+
     @Test func anAppRedirectWithoutAGestureIsHeldOnAReturnToTheAppPage() throws {
         let setup = try Setup()
         let response = try setup.start(Self.without(setup.valid(redirect: "com.acme.app:/callback", state: "s"), "code_challenge"))

@@ -1,8 +1,9 @@
 /// The OpenID Connect request options of a start (OpenID Connect Core 1.0 §3.1.2.1, §6;
 /// docs/protocol.md, "prompt, max_age and hints"): what the person must do (`prompt`, `max_age`), who the
 /// client thinks is signing in (`id_token_hint`, `login_hint`), and the parameters the server refuses or
-/// ignores. Parsed once, after the redirect URI is trusted, so its errors are redirected with `state` and
-/// `iss`.
+/// ignores. Parsed once, as the start's last check (docs/protocol.md#start-check-8), so its errors are
+/// redirected with `state` and `iss`. `request` and `request_uri` are refused earlier, by
+/// `StartValidator.checkRequestObject` (docs/protocol.md#start-check-4).
 public struct RequestOptions: Sendable, Equatable {
     /// The `prompt` values (OpenID Connect Core §3.1.2.1), as a set.
     public struct Prompts: OptionSet, Sendable, Equatable {
@@ -51,9 +52,9 @@ public struct RequestOptions: Sendable, Equatable {
     ///
     /// Refused with `invalid_request` (redirected): `prompt` with an unknown value, or `none` with another
     /// value (§3.1.2.1); `max_age` that is not a decimal number of seconds, 0 or more; `response_mode` other
-    /// than `query` (the only mode, OAuth 2.0 Multiple Response Types §2.1). Refused with
-    /// `request_not_supported` / `request_uri_not_supported`: `request` / `request_uri` (§6: the server
-    /// publishes `request_parameter_supported: false`). `display`, `ui_locales`, `claims_locales` are
+    /// than `query` (the only mode, OAuth 2.0 Multiple Response Types §2.1). `request` and `request_uri`
+    /// are not read here: the start refused them before its state check (docs/protocol.md#start-check-4).
+    /// `display`, `ui_locales`, `claims_locales` are
     /// accepted and ignored. An empty value counts as missing; a `login_hint` or `id_token_hint` that is
     /// too long, holds a control character or could not be decoded is ignored (a hint never fails a start).
     /// - Parameters:
@@ -64,12 +65,6 @@ public struct RequestOptions: Sendable, Equatable {
         func present(_ name: String) -> String? {
             guard let value = parameters[name], !value.isEmpty else { return nil }
             return value
-        }
-        if present("request") != nil {
-            return .failure(OAuthError(.requestNotSupported, "Request objects (the request parameter) are not supported."))
-        }
-        if present("request_uri") != nil {
-            return .failure(OAuthError(.requestURINotSupported, "Request objects by reference (request_uri) are not supported."))
         }
         if let mode = present("response_mode"), !mode.utf8.elementsEqual("query".utf8) {
             return .failure(OAuthError(.invalidRequest, "response_mode must be query."))
