@@ -62,7 +62,7 @@ let package = Package(
         .testTarget(name: "AssociationTests", dependencies: ["Association", "Encoding"], exclude: ["Golden", "RealFiles"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
         .testTarget(name: "QRCodeTests", dependencies: ["QRCode"]),
-        .testTarget(name: "FetchTests", dependencies: ["Fetch"], exclude: ["https_server.py"]),
+        .testTarget(name: "FetchTests", dependencies: ["Fetch", "ZevAuthTesting"], exclude: ["https_server.py"]),
         .testTarget(name: "ConformanceTests", dependencies: ["Conformance", "Fetch", "HTTPServer", "ZevAuthTesting", "ZevAuthServer"]),
         .testTarget(name: "AdminCLITests", dependencies: ["AdminCLI", "Fetch", "HTTPServer", "ZevAuthTesting", "ZevAuthServer"]),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "PostgresStore", "ZevAuthTesting"]),

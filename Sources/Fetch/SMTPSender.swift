@@ -8,26 +8,26 @@ public struct SMTPConfiguration: Sendable, Equatable {
     /// `smtp://[user:password@]host[:port]` (STARTTLS when the relay offers it) or `smtps://…` (TLS from the
     /// first byte).
     public let url: String
-    /// The `From` address and the envelope sender.
-    public let from: String
+    /// The `From:` header and, its bare address, the envelope sender.
+    public let from: MailFrom
     /// The whole SMTP transaction's limit, in milliseconds (default 10000).
     public var timeoutMilliseconds: Int = 10_000
     /// An extra trusted CA bundle (PEM) besides the system store, for a relay with a private CA.
     public var caFile: String?
 
-    /// Checks the URL's scheme and host and the From address.
+    /// Checks the URL's scheme and host and parses the From address (``MailFrom``).
     /// - Throws: `SMTPConfigurationError` naming the variable and what is wrong (never the URL itself).
     public init(url: String, from: String, timeoutMilliseconds: Int = 10_000, caFile: String? = nil) throws(SMTPConfigurationError) {
+        try self.init(url: url, from: MailFrom(parsing: from), timeoutMilliseconds: timeoutMilliseconds, caFile: caFile)
+    }
+
+    /// Checks the URL's scheme and host.
+    /// - Throws: `SMTPConfigurationError` for `ZEVAUTH_SMTP_URL` (never the URL itself).
+    public init(url: String, from: MailFrom, timeoutMilliseconds: Int = 10_000, caFile: String? = nil) throws(SMTPConfigurationError) {
         guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
             scheme == "smtp" || scheme == "smtps", let host = components.host, !host.isEmpty
         else {
             throw SMTPConfigurationError(key: "ZEVAUTH_SMTP_URL", message: "must be smtp://host:port or smtps://host:port")
-        }
-        let parts = from.split(separator: "@", omittingEmptySubsequences: false)
-        guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty,
-            from.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value < 0x7F && $0 != "<" && $0 != ">" })
-        else {
-            throw SMTPConfigurationError(key: "ZEVAUTH_SMTP_FROM", message: "must be a plain address such as no-reply@example.com")
         }
         self.url = url
         self.from = from
@@ -102,7 +102,8 @@ public struct SMTPSender: Sendable {
             if !configuration.implicitTLS {
                 try easy.set(CURLOPT_USE_SSL, Int(CURLUSESSL_TRY.rawValue), "CURLOPT_USE_SSL")
             }
-            try easy.set(CURLOPT_MAIL_FROM, "<\(configuration.from)>", "CURLOPT_MAIL_FROM")
+            // The envelope sender is the bare address; the display name belongs to the `From:` header only.
+            try easy.set(CURLOPT_MAIL_FROM, "<\(configuration.from.address)>", "CURLOPT_MAIL_FROM")
             try easy.set(CURLOPT_MAIL_RCPT, lines: ["<\(recipient)>"], "CURLOPT_MAIL_RCPT")
             try easy.setUpload(message)
             try easy.perform()

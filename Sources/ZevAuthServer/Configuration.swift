@@ -494,14 +494,18 @@ public struct MailSettings: Sendable {
     public init() {}
 
     /// The From address when `ZEVAUTH_SMTP_FROM` is not given.
-    static let defaultFrom = "no-reply@zevauth.invalid"
+    static let defaultFrom: MailFrom = {
+        do { return try MailFrom(parsing: "no-reply@zevauth.invalid") } catch { preconditionFailure("the default From address parses") }
+    }()
 
     static let options: [ConfigurationOption] = [
         .init(
             variable: "ZEVAUTH_SMTP_URL", flag: "--smtp-url", placeholder: "URL",
             help: "mail relay, smtp://[user:password@]host:port (STARTTLS when offered) or smtps://",
             devNote: "optional: without it dev writes messages to DIR/outbox/"),
-        .init(variable: "ZEVAUTH_SMTP_FROM", flag: "--smtp-from", placeholder: "ADDRESS", help: "the From address of emails"),
+        .init(
+            variable: "ZEVAUTH_SMTP_FROM", flag: "--smtp-from", placeholder: "ADDRESS",
+            help: "the From of emails: no-reply@example.com or ZevAuth <no-reply@example.com>"),
         .init(
             variable: "ZEVAUTH_SMTP_TIMEOUT_MS", flag: "--smtp-timeout-ms", placeholder: "MS",
             help: "one SMTP transaction, 100-600000 (default 10000)"),
@@ -517,25 +521,23 @@ public struct MailSettings: Sendable {
         settings.emailsPerHour =
             try ConfigurationLoader.integer(values, "ZEVAUTH_RATE_EMAILS_PER_HOUR", in: 1...1_000_000) ?? settings.emailsPerHour
         let timeout = try ConfigurationLoader.integer(values, "ZEVAUTH_SMTP_TIMEOUT_MS", in: 100...600_000) ?? 10_000
-        if let url = values["ZEVAUTH_SMTP_URL"], !url.isEmpty {
-            do {
+        do {
+            // Parsed whether or not a relay is set, so `serve` refuses a bad value at start either way.
+            let from = try values["ZEVAUTH_SMTP_FROM"].map { value throws(SMTPConfigurationError) in try MailFrom(parsing: value) }
+            if let url = values["ZEVAUTH_SMTP_URL"], !url.isEmpty {
                 settings.smtp = try SMTPConfiguration(
-                    url: url, from: values["ZEVAUTH_SMTP_FROM"] ?? defaultFrom, timeoutMilliseconds: timeout,
-                    caFile: values["ZEVAUTH_OUTBOUND_CA_FILE"])
-            } catch {
-                throw ConfigurationError(key: error.key, problem: error.message)
+                    url: url, from: from ?? defaultFrom, timeoutMilliseconds: timeout, caFile: values["ZEVAUTH_OUTBOUND_CA_FILE"])
+            } else if let from {
+                settings.fromWithoutRelay = from
             }
-        } else if let from = values["ZEVAUTH_SMTP_FROM"] {
-            guard (try? SMTPConfiguration(url: "smtp://localhost", from: from)) != nil else {
-                throw ConfigurationError(key: "ZEVAUTH_SMTP_FROM", problem: "must be a plain address such as no-reply@example.com")
-            }
-            settings.fromWithoutRelay = from
+        } catch {
+            throw ConfigurationError(key: error.key, problem: error.message)
         }
         return settings
     }
 
-    /// The From address in effect.
-    public var from: String { smtp?.from ?? fromWithoutRelay ?? Self.defaultFrom }
+    /// The From in effect: its header and its bare address (the envelope sender).
+    public var from: MailFrom { smtp?.from ?? fromWithoutRelay ?? Self.defaultFrom }
     /// `ZEVAUTH_SMTP_FROM` given without a relay (the outbox files' From).
-    var fromWithoutRelay: String?
+    var fromWithoutRelay: MailFrom?
 }

@@ -23,7 +23,7 @@ public enum MailDelivery: Sendable {
 public final class MailDrainer: Sendable {
     let store: any EmailOutboxStore
     let delivery: MailDelivery
-    let from: String
+    let from: MailFrom
     let sealer: any SecretSealing
     let clock: any Clock
     let log: any LogSink
@@ -123,7 +123,8 @@ public final class MailDrainer: Sendable {
         }
         guard
             let rendered = EmailMessages.render(
-                kind: message.kind, to: recipient, name: message.name, code: code, from: from, messageID: message.id, date: now)
+                kind: message.kind, to: recipient, name: message.name, code: code, fromHeader: from.headerValue, fromAddress: from.address,
+                messageID: message.id, date: now)
         else { return try drop(message, "unknown_kind") }
         if message.attempts == 0 {
             let hour = Date(timeIntervalSince1970: (now.timeIntervalSince1970 / 3_600).rounded(.down) * 3_600)

@@ -127,7 +127,7 @@ let pat = UserRecord(id: "u1", email: "Pat@Example.com", name: "Pat", imageURL: 
         let bytes = try #require(
             EmailMessages.render(
                 kind: EmailMessages.codeKind(.passwordReset), to: "pat@example.com", name: "Pat", code: "123456",
-                from: "no-reply@example.com", messageID: "m1", date: now))
+                fromHeader: "ZevID <no-reply@example.com>", fromAddress: "no-reply@example.com", messageID: "m1", date: now))
         let text = String(decoding: bytes, as: UTF8.self)
         #expect(text.contains("Subject: Your ZevID code: 123456\r\n"))
         #expect(text.contains("reset your ZevID password"))

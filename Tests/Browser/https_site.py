@@ -16,8 +16,9 @@ free there, else the first free one of a few other 127.0.0.0/8 addresses (so two
 do not collide). When listening it writes FILE, one JSON object:
   {"address", "port", "caFile", "root", "hosts", "resolve"}
 where `root` is DIR/www and `resolve` the `ZEVAUTH_OUTBOUND_RESOLVE` value that sends every host there
-(docs/operations.md, "Outbound fetches"). It runs until SIGTERM or SIGINT, then removes nothing: the test
-command deletes DIR with the rest of its temporary files.
+(docs/operations.md, "Outbound fetches"). It runs until SIGTERM or SIGINT, or until its parent process is
+gone (docs/architecture.md, "Tests": no process left behind), then removes nothing: the test command
+deletes DIR with the rest of its temporary files.
 """
 import argparse
 import http.server
@@ -123,6 +124,9 @@ def listen(port, request_handler):
 
 
 def main():
+    # A child inherits its parent's blocked signals: unblock the two this server stops on.
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT})
+    parent = os.getppid()
     parser = argparse.ArgumentParser()
     parser.add_argument("--dir", required=True)
     parser.add_argument("--hosts", required=True, help="comma-separated host names, e.g. acme.test")
@@ -150,8 +154,15 @@ def main():
     def stop(*_):
         threading.Thread(target=server.shutdown, daemon=True).start()
 
+    def stop_when_orphaned():
+        # A parent that dies (even by SIGKILL) sends nothing: a changed parent PID means it is gone.
+        while os.getppid() == parent:
+            threading.Event().wait(0.5)
+        stop()
+
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
+    threading.Thread(target=stop_when_orphaned, daemon=True).start()
     print(f"https_site: serving {', '.join(hosts)} on {address}:{args.port}", file=sys.stderr, flush=True)
     server.serve_forever()
 

@@ -6,17 +6,26 @@ the answer back: the client's write is in doubt (it was sent; whether it committ
     drop_proxy.py --socket /tmp/pg/run/.s.PGSQL.5433 --port-file F --pattern 'new_session AS' [--pattern …]
 
 The chosen port is written to F once listening. Every connection after the drop passes through untouched.
-Runs until it is terminated or --seconds pass (bounded).
+Runs until SIGTERM or SIGINT, until --seconds pass (bounded), or until its parent process is gone
+(docs/architecture.md, "Tests": no process left behind).
 """
 import argparse
 import os
 import select
+import signal
 import socket
 import threading
 import time
 
 
 def main():
+    # A child inherits its parent's blocked signals (the Swift test process blocks SIGTERM): unblock the
+    # two it stops on, and note the parent, whose death (even by SIGKILL) sends nothing.
+    stopping = threading.Event()
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT})
+    signal.signal(signal.SIGTERM, lambda *_: stopping.set())
+    signal.signal(signal.SIGINT, lambda *_: stopping.set())
+    parent = os.getppid()
     parser = argparse.ArgumentParser()
     parser.add_argument("--socket", required=True)
     parser.add_argument("--port-file", required=True)
@@ -75,7 +84,7 @@ def main():
 
     deadline = time.time() + args.seconds
     listener.settimeout(0.5)
-    while time.time() < deadline:
+    while time.time() < deadline and not stopping.is_set() and os.getppid() == parent:
         try:
             client, _ = listener.accept()
         except socket.timeout:

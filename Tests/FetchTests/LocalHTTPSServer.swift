@@ -1,10 +1,12 @@
 import Foundation
 import Glibc
+import ZevAuthTesting
 
 @testable import Fetch
 
 /// The local HTTPS server of `https_server.py` (loopback only), started once for the whole suite. It
-/// exits when this process does (it reads its stdin to EOF).
+/// exits when this process does (it reads its stdin to EOF and watches its parent PID), and is killed at
+/// exit if it still runs (`TestProcesses`).
 final class LocalHTTPSServer: Sendable {
     /// TLS with a certificate for `assoc.test`, signed by the throwaway CA.
     let goodPort: Int
@@ -38,6 +40,7 @@ final class LocalHTTPSServer: Sendable {
         process.standardInput = stdin
         process.standardOutput = stdout
         do { try process.run() } catch { throw StartError(message: "cannot run python3 \(script): \(error)") }
+        TestProcesses.started(process, "FetchTests HTTPS server (Tests/FetchTests/https_server.py)")
         self.process = process
         self.stdin = stdin
 

@@ -7,7 +7,8 @@ Usage: https_server.py DIR. Creates a throwaway CA and two server certificates i
   wrongName  TLS with the other.test certificate (same CA)
   silent     plain TCP that accepts and never answers (a TLS handshake there hangs)
 and prints one JSON line {"good", "wrongName", "silent", "ca"}. When its stdin closes (the test process
-is gone) it removes DIR and exits, so it never outlives the tests.
+is gone), its parent PID changes (the same, should another process hold the pipe open), or SIGTERM or
+SIGINT arrives, it removes DIR and exits, so it never outlives the tests (docs/architecture.md, "Tests").
 
 Paths (query parameters in brackets):
   /ok                 200 application/json {"ok":true}
@@ -25,6 +26,7 @@ import http.server
 import json
 import os
 import shutil
+import signal
 import socket
 import ssl
 import subprocess
@@ -151,6 +153,12 @@ def silent_listener():
 
 
 def main():
+    # A child inherits its parent's blocked signals (the Swift test process blocks SIGTERM): unblock them.
+    done = threading.Event()
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT})
+    signal.signal(signal.SIGTERM, lambda *_: done.set())
+    signal.signal(signal.SIGINT, lambda *_: done.set())
+    parent = os.getppid()
     directory = sys.argv[1]
     ca, pairs = make_certificates(directory)
     good = tls_server(*pairs["assoc.test"])
@@ -158,7 +166,14 @@ def main():
     silent = silent_listener()
     print(json.dumps({"good": good.server_address[1], "wrongName": wrong.server_address[1],
                       "silent": silent.getsockname()[1], "ca": ca}), flush=True)
-    sys.stdin.read()  # returns at EOF: the test process is gone
+
+    def wait_for_eof():
+        sys.stdin.read()  # returns at EOF: the test process is gone
+        done.set()
+
+    threading.Thread(target=wait_for_eof, daemon=True).start()
+    while not done.wait(0.5) and os.getppid() == parent:
+        pass
     shutil.rmtree(directory, ignore_errors=True)
     os._exit(0)
 

@@ -2,6 +2,7 @@ import Foundation
 import Postgres
 import PostgresStore
 import Testing
+import ZevAuthTesting
 
 @Suite struct LocalPostgresClusterTests {
     @Test func startsQueriesStopsAndRestartsInATempDirectory() throws {
@@ -19,6 +20,7 @@ import Testing
         let port = Int.random(in: 20_000..<50_000)
         let cluster = LocalPostgresCluster(directory: directory, port: port)
         let url = try cluster.start()
+        TestProcesses.recordPostmaster(clusterDirectory: directory)
         defer { try? cluster.stop() }
         #expect(url.hasPrefix("postgresql:///zevauth?host="))
         #expect(url.hasSuffix("&port=\(port)&user=postgres"))
@@ -37,6 +39,7 @@ import Testing
         try cluster.stop()
         #expect(!pool.ping())
         #expect(try cluster.start() == url)  // reuses the cluster; start on a running one is a no-op
+        TestProcesses.recordPostmaster(clusterDirectory: directory)
         #expect(try cluster.start() == url)
         #expect(try pool.query("SELECT n FROM kept").first?.int("n") == 7)
         try cluster.stop()

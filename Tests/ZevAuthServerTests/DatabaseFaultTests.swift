@@ -99,6 +99,7 @@ import ZevAuthTesting
         let directory = NSTemporaryDirectory() + "zevauth-freeze-" + UUID().uuidString.prefix(8)
         let cluster = LocalPostgresCluster(directory: directory, port: Int.random(in: 20_000...40_000))
         let url = try cluster.start() + "&connect_timeout=2"
+        TestProcesses.recordPostmaster(clusterDirectory: directory)
         defer {
             try? cluster.stop()
             try? FileManager.default.removeItem(atPath: directory)

@@ -30,12 +30,18 @@ import ZevAuthTesting
                     "--port-file", portFile, "--seconds", "120",
                 ] + patterns.flatMap { ["--pattern", $0] }
             try process.run()
+            TestProcesses.started(process, "drop proxy (Tests/Faults/drop_proxy.py)")
             var port: UInt16?
             for _ in 0..<100 where port == nil {
                 port = (try? String(contentsOfFile: portFile, encoding: .utf8)).flatMap { UInt16($0) }
                 if port == nil { usleep(50_000) }
             }
-            guard let port else { throw TestHTTPClient.Failure.malformed }
+            guard let port else {
+                process.terminate()
+                process.waitUntilExit()
+                TestProcesses.ended(process)
+                throw TestHTTPClient.Failure.malformed
+            }
             self.port = port
         }
 
@@ -45,6 +51,7 @@ import ZevAuthTesting
         deinit {
             process.terminate()
             process.waitUntilExit()
+            TestProcesses.ended(process)
             try? FileManager.default.removeItem(atPath: directory)
         }
     }

@@ -10,10 +10,12 @@ import ZevAuthTesting
 /// Outbound email through a real SMTP server (`Tests/Mail/smtp_sink.py`) over the real PostgreSQL
 /// (docs/operations.md, "Outbound email").
 @Suite(.serialized) struct SMTPDeliveryTests {
-    static func smtpServer(_ sink: SMTPSink, scope: String? = nil, timeoutMilliseconds: Int = 2_000) throws -> TestServer {
+    static func smtpServer(
+        _ sink: SMTPSink, scope: String? = nil, timeoutMilliseconds: Int = 2_000, smtp: SMTPConfiguration? = nil
+    ) throws -> TestServer {
         try TestServer(live: true) { configuration in
-            configuration.mail.smtp = try? SMTPConfiguration(
-                url: sink.url, from: "no-reply@zevauth.test", timeoutMilliseconds: timeoutMilliseconds)
+            configuration.mail.smtp =
+                smtp ?? (try? SMTPConfiguration(url: sink.url, from: "no-reply@zevauth.test", timeoutMilliseconds: timeoutMilliseconds))
             configuration.mail.outboxDirectory = nil
             if let scope { configuration.mail.scope = scope }
         }
@@ -29,11 +31,32 @@ import ZevAuthTesting
         #expect(page.status == 200)
         let message = try #require(try Mailbox.wait(for: email, in: sink.directory).last)
         #expect(message.header("From") == "ZevID <no-reply@zevauth.test>")
+        #expect(message.envelopeFrom == "<no-reply@zevauth.test>")
         let code = try #require(message.code)
         #expect(try EmailFlowTests.enter(browser, page: page, code: code).status == 303)
         #expect(server.context.metrics.count(.sent) >= 1)
         #expect(server.log.all.contains { $0.contains("email sent id=") })
         #expect(!server.log.all.contains { $0.contains(email) || $0.contains(code) })
+    }
+
+    /// `ZEVAUTH_SMTP_FROM` as a name-addr with a non-ASCII name, read as `serve` reads it: the relay gets
+    /// the encoded name-addr as the `From:` header and the bare address as `MAIL FROM`.
+    @Test func aNamedFromIsTheHeaderAndItsBareAddressTheEnvelopeSender() throws {
+        let sink = try SMTPSink()
+        defer { sink.stop() }
+        let loaded = try ConfigurationLoader.load(environment: [
+            "ZEVAUTH_DATABASE_URL": "postgresql:///x", "ZEVAUTH_ISSUER": "https://id.example.com",
+            "ZEVAUTH_OPERATOR_TOKEN": String(repeating: "t", count: 40), "ZEVAUTH_SMTP_URL": sink.url,
+            "ZEVAUTH_SMTP_FROM": "Zév Auth <no-reply@zevauth.test>", "ZEVAUTH_SMTP_TIMEOUT_MS": "2000",
+        ])
+        let server = try Self.smtpServer(sink, smtp: try #require(loaded.mail.smtp))
+        let fixture = try Fixture.make(store: server.store)
+        try server.context.accounts.notices.queue(.passwordChanged, userID: fixture.userID, now: Date())
+        try server.context.mail.drain()
+        let message = try #require(try Mailbox.wait(for: fixture.email, in: sink.directory).last)
+        #expect(message.header("From") == "=?UTF-8?B?WsOpdiBBdXRo?= <no-reply@zevauth.test>")
+        #expect(message.envelopeFrom == "<no-reply@zevauth.test>")
+        #expect(message.header("Message-ID")?.hasSuffix("@zevauth.test>") == true)
     }
 
     @Test func aRelayThatIsDownNeverHoldsThePageAndTheMessageGoesOutWhenItReturns() throws {
@@ -126,7 +149,37 @@ import ZevAuthTesting
             "ZEVAUTH_SMTP_FROM": "id@example.com", "ZEVAUTH_SMTP_TIMEOUT_MS": "2500", "ZEVAUTH_RATE_EMAILS_PER_HOUR": "50",
         ])
         #expect(loaded.mail.smtp?.timeoutMilliseconds == 2500)
-        #expect(loaded.mail.from == "id@example.com")
+        #expect(loaded.mail.from.address == "id@example.com")
         #expect(loaded.mail.emailsPerHour == 50)
+    }
+
+    /// `serve` refuses to start on a From with a line break (header injection), with or without a relay,
+    /// naming the key and not echoing the value.
+    @Test(arguments: ["ZevAuth <no-reply@example.com>\r\nBcc: victim@example.com", "no-reply@example.com\n"], [true, false])
+    func aFromWithALineBreakIsRefusedNamingTheKey(from: String, relay: Bool) {
+        var environment = [
+            "ZEVAUTH_DATABASE_URL": "postgresql:///x", "ZEVAUTH_ISSUER": "https://id.example.com",
+            "ZEVAUTH_OPERATOR_TOKEN": String(repeating: "t", count: 40), "ZEVAUTH_SMTP_FROM": from,
+        ]
+        if relay { environment["ZEVAUTH_SMTP_URL"] = "smtp://relay.example:587" }
+        do {
+            _ = try ConfigurationLoader.load(environment: environment)
+            Issue.record("a ZEVAUTH_SMTP_FROM with a line break was accepted")
+        } catch let error as ConfigurationError {
+            #expect(error.key == "ZEVAUTH_SMTP_FROM")
+            #expect(error.description == "configuration ZEVAUTH_SMTP_FROM (--smtp-from): must be one line (it contains a line break)")
+        } catch {
+            Issue.record("unexpected error \(error)")
+        }
+    }
+
+    @Test func aNamedFromIsAcceptedWithoutARelayToo() throws {
+        let loaded = try ConfigurationLoader.load(environment: [
+            "ZEVAUTH_DATABASE_URL": "postgresql:///x", "ZEVAUTH_ISSUER": "https://id.example.com",
+            "ZEVAUTH_OPERATOR_TOKEN": String(repeating: "t", count: 40), "ZEVAUTH_SMTP_FROM": "\"Zev, Auth\" <id@example.com>",
+        ])
+        #expect(loaded.mail.smtp == nil)
+        #expect(loaded.mail.from.headerValue == "\"Zev, Auth\" <id@example.com>")
+        #expect(loaded.mail.from.address == "id@example.com")
     }
 }

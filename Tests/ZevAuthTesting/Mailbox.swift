@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 
-/// One email a test server wrote or a test SMTP server received (`.eml`, first line `X-Envelope-To:`).
+/// One email a test server wrote or a test SMTP server received (`.eml`, first line `X-Envelope-To:`; the
+/// SMTP sink adds `X-Envelope-From:` as the message's first header).
 public struct ReceivedEmail: Sendable {
     public let path: String
     public let envelopeTo: String
@@ -17,6 +18,10 @@ public struct ReceivedEmail: Sendable {
         }
         return nil
     }
+
+    /// The envelope sender (`MAIL FROM`) in angle brackets as the SMTP sink recorded it, or nil for a
+    /// message a test server wrote to a folder.
+    public var envelopeFrom: String? { header("X-Envelope-From") }
 
     /// The body after the header block.
     public var body: String { raw.components(separatedBy: "\r\n\r\n").dropFirst().joined(separator: "\r\n\r\n") }
@@ -95,7 +100,8 @@ public struct MailboxTimeout: Error, CustomStringConvertible {
 
 /// A real SMTP server for tests: `Tests/Mail/smtp_sink.py` (aiosmtpd, in `.build/pyvenv`) on 127.0.0.1,
 /// writing each message it accepts to its own folder. `stop()` and `start()` again on the same port model
-/// a relay that is down and comes back.
+/// a relay that is down and comes back. It is stopped in `deinit`, killed at the test process's exit if it
+/// still runs (`TestProcesses`), and exits on its own once the test process is gone.
 public final class SMTPSink: @unchecked Sendable {
     public let port: UInt16
     public let directory: String
@@ -125,10 +131,14 @@ public final class SMTPSink: @unchecked Sendable {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
+        TestProcesses.started(process, "SMTP sink (Tests/Mail/smtp_sink.py, port \(port))")
         self.process = process
         let deadline = Date().addingTimeInterval(15)
         while !FileManager.default.fileExists(atPath: ready) {
-            if Date() > deadline || !process.isRunning { throw MailboxTimeout(count: 0, wanted: 1) }
+            if Date() > deadline || !process.isRunning {
+                stop()
+                throw MailboxTimeout(count: 0, wanted: 1)
+            }
             Thread.sleep(forTimeInterval: 0.05)
         }
     }
@@ -136,10 +146,10 @@ public final class SMTPSink: @unchecked Sendable {
     /// Stops the sink (the port refuses connections until `start()`).
     public func stop() {
         guard let process, process.isRunning else { return }
-        // SIGKILL: the test process may block SIGTERM (the server's signal handling), and a child
-        // inherits that mask, so a SIGTERM might never arrive.
+        // SIGKILL: the port must refuse connections at once, as a relay that is down does.
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
+        TestProcesses.ended(process)
         self.process = nil
     }
 

@@ -45,8 +45,18 @@ public final class TestHTTPSServer: @unchecked Sendable {
         return Certificates(caFile: directory + "/ca.pem", certificateFile: directory + "/leaf.pem", keyFile: directory + "/leaf.key")
     }()
 
+    // It exits on SIGTERM or SIGINT (unblocked first: a child inherits the test process's blocked signals)
+    // and once its parent is gone (a changed parent PID), so it never outlives the tests.
     static let script = """
-        import http.server, json, os, ssl, sys, time, base64
+        import http.server, json, os, signal, ssl, sys, threading, time, base64
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT})
+        signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
+        signal.signal(signal.SIGINT, lambda *_: os._exit(0))
+        parent = os.getppid()
+        def exit_when_orphaned():
+            while os.getppid() == parent: time.sleep(0.5)
+            os._exit(0)
+        threading.Thread(target=exit_when_orphaned, daemon=True).start()
         cert, key, routes_path, log_path = sys.argv[1:5]
         class Handler(http.server.BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
@@ -105,6 +115,7 @@ public final class TestHTTPSServer: @unchecked Sendable {
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
         try process.run()
+        TestProcesses.started(process, "test HTTPS server (TestHTTPSServer)")
         var line = Data()
         while true {
             let byte = output.fileHandleForReading.readData(ofLength: 1)
@@ -112,7 +123,9 @@ public final class TestHTTPSServer: @unchecked Sendable {
             line.append(byte)
         }
         guard let port = Int(String(decoding: line, as: UTF8.self)) else {
-            process.terminate()
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            TestProcesses.ended(process)
             throw TestHTTPClient.Failure.malformed
         }
         self.port = port
@@ -122,6 +135,7 @@ public final class TestHTTPSServer: @unchecked Sendable {
         // SIGKILL: a child inherits the test process's blocked signals, so SIGTERM may never arrive.
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
+        TestProcesses.ended(process)
         try? FileManager.default.removeItem(atPath: directory)
     }
 

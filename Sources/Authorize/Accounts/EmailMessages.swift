@@ -108,17 +108,22 @@ public enum EmailMessages {
     }
 
     /// The complete RFC 5322 message (CRLF line endings, UTF-8 body), or nil for an unknown kind.
+    /// - Parameters:
+    ///   - fromHeader: the `From:` header's value as configured (7-bit, `ZevID <no-reply@example.com>`;
+    ///     docs/operations.md, "Outbound email").
+    ///   - fromAddress: its bare address, whose domain ends the `Message-ID`.
     public static func render(
-        kind: String, to recipient: String, name: String, code: String?, from: String, messageID: String, date: Date
+        kind: String, to recipient: String, name: String, code: String?, fromHeader: String, fromAddress: String, messageID: String,
+        date: Date
     ) -> [UInt8]? {
         guard let (subject, body) = text(kind: kind, name: name, code: code) else { return nil }
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(secondsFromGMT: 0)
         formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss '+0000'"
-        let domain = from.split(separator: "@").last.map(String.init) ?? "zevauth.invalid"
+        let domain = fromAddress.split(separator: "@").last.map(String.init) ?? "zevauth.invalid"
         let headers = [
-            "From: ZevID <\(from)>", "To: <\(recipient)>", "Subject: \(subject)", "Date: \(formatter.string(from: date))",
+            "From: \(fromHeader)", "To: <\(recipient)>", "Subject: \(subject)", "Date: \(formatter.string(from: date))",
             "Message-ID: <\(messageID)@\(domain)>", "MIME-Version: 1.0", "Content-Type: text/plain; charset=utf-8",
             "Content-Transfer-Encoding: 8bit", "Auto-Submitted: auto-generated",
         ]
