@@ -1,7 +1,8 @@
 // swift-tools-version:6.0
 // ZevAuth server: an OAuth 2.0 authorization server for native apps (RFC 8252, RFC 7636, RFC 9700).
 // Layers: C system-library targets → one Swift wrapper per C library → pure domain modules → the server
-// library → the `zevauth` executable. Pure modules (Encoding, PKCE, Authorize, Association) import no C module.
+// library → the `zevauth` executable. Pure modules (Encoding, PKCE, Authorize, Association, WebAuthn) import no C
+// module.
 import PackageDescription
 
 let package = Package(
@@ -20,6 +21,7 @@ let package = Package(
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "CIDN2", pkgConfig: "libidn2", providers: [.apt(["libidn2-dev"])]),
         .systemLibrary(name: "CQRencode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
+        .systemLibrary(name: "CCBOR", pkgConfig: "libcbor", providers: [.apt(["libcbor-dev"])]),
 
         // MARK: One Swift wrapper per C library
         .target(name: "Crypto", dependencies: ["COpenSSL", "Encoding"]),
@@ -29,12 +31,14 @@ let package = Package(
         .target(name: "Fetch", dependencies: ["CCurl"]),
         .target(name: "IDNA", dependencies: ["CIDN2"]),
         .target(name: "QRCode", dependencies: ["CQRencode", "Encoding"]),
+        .target(name: "CBOR", dependencies: ["CCBOR", "Encoding"]),
 
         // MARK: Pure domain modules
         .target(name: "Encoding"),
         .target(name: "PKCE", dependencies: ["Encoding"]),
         .target(name: "Authorize", dependencies: ["PKCE", "Encoding"]),
         .target(name: "Association", dependencies: ["Encoding", "Authorize"]),
+        .target(name: "WebAuthn", dependencies: ["Encoding"]),
 
         // MARK: Storage, server, executable
         .target(name: "PostgresStore", dependencies: ["Postgres", "Authorize", "Association", "Encoding"], resources: []),
@@ -57,11 +61,13 @@ let package = Package(
             path: "Tests/ZevAuthTesting"),
         .testTarget(name: "EncodingTests", dependencies: ["Encoding"]),
         .testTarget(name: "PKCETests", dependencies: ["PKCE", "Crypto"]),
-        .testTarget(name: "CryptoTests", dependencies: ["Crypto", "PasswordHashing", "CArgon2"]),
+        .testTarget(name: "CryptoTests", dependencies: ["Crypto", "PasswordHashing", "CArgon2", "Encoding"]),
         .testTarget(name: "AuthorizeTests", dependencies: ["Authorize", "PKCE"]),
         .testTarget(name: "AssociationTests", dependencies: ["Association", "Encoding"], exclude: ["Golden", "RealFiles"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
         .testTarget(name: "QRCodeTests", dependencies: ["QRCode"]),
+        .testTarget(name: "CBORTests", dependencies: ["CBOR", "Encoding"]),
+        .testTarget(name: "WebAuthnTests", dependencies: ["WebAuthn", "CBOR", "Crypto", "Encoding"], exclude: ["make_vectors.py"]),
         .testTarget(name: "FetchTests", dependencies: ["Fetch", "ZevAuthTesting"], exclude: ["https_server.py"]),
         .testTarget(name: "ConformanceTests", dependencies: ["Conformance", "Fetch", "HTTPServer", "ZevAuthTesting", "ZevAuthServer"]),
         .testTarget(name: "AdminCLITests", dependencies: ["AdminCLI", "Fetch", "HTTPServer", "ZevAuthTesting", "ZevAuthServer"]),

@@ -12,6 +12,7 @@ packages=(
   libcurl4-openssl-dev  # outbound HTTPS (association checks)
   libidn2-dev           # IDNA (UTS #46) for the domains of account email addresses
   libqrencode-dev       # QR codes of the TOTP enrolment page
+  libcbor-dev           # CBOR (RFC 8949) of passkey attestation objects and COSE keys
   chromium              # tests: the browser journeys (Tests/Browser)
   chromium-driver       # tests: chromedriver for Selenium, at /usr/bin/chromedriver
   postgresql-15         # the throwaway and development database server

@@ -238,7 +238,8 @@ extension Crypto {
     public final class VerifyingKey: @unchecked Sendable {
         /// The key's type.
         public let type: SigningKeyType
-        private let key: OpaquePointer
+        /// The `EVP_PKEY`, freed with this object (also used by `verifyCOSESignature`).
+        let key: OpaquePointer
 
         /// The key with these public parameters, or nil when OpenSSL refuses them (an RSA modulus under 2048
         /// bits, a point not on P-256, coordinates other than 32 bytes).
