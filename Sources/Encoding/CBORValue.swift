@@ -76,8 +76,8 @@ public struct CBORDecodingError: Error, Equatable, Sendable, CustomStringConvert
         case tooLarge
         /// The input ends inside an item (RFC 8949 §3: not well-formed).
         case truncated
-        /// libcbor refused the bytes: a reserved additional-information value, an unassigned simple value,
-        /// or another encoding that is not well-formed (RFC 8949 §3, Appendix F).
+        /// libcbor refused the bytes: a reserved additional-information value or another head it cannot read
+        /// (RFC 8949 §3, Appendix F).
         case malformed
         /// An indefinite-length string, array or map, or a "break" (RFC 8949 §3.2): CTAP2 canonical CBOR,
         /// which WebAuthn requires, has only definite lengths.
