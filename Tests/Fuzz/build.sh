@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets of Tests/Fuzz/Targets (docs/fuzzing.md) with swiftc -sanitize=fuzzer,address,
-# outside `swift build`: the pure modules they fuzz (Encoding, PKCE, Authorize, Association, and IDNA over
-# libidn2) are compiled again here, instrumented, into .build/fuzz/lib, then one executable per target
+# outside `swift build`: the pure modules they fuzz (Encoding, PKCE, Authorize, Association, WebAuthn, IDNA over
+# libidn2 and CBOR over libcbor) are compiled again here, instrumented, into .build/fuzz/lib, then one executable per target
 # into .build/fuzz/bin. The Framing target is compiled together with the HTTPServer files it checks.
 # Rebuilds only when a source changed. Usage: Tests/Fuzz/build.sh [target…] (default: every target).
 set -euo pipefail
@@ -34,10 +34,13 @@ module() { # name, sources dir, extra flags…
 }
 
 module Encoding "$src/Encoding"
-# Two lanes, for two cores: PKCE, Authorize, then Association (which imports Authorize) beside IDNA.
+# Two lanes, for two cores: PKCE, Authorize, then Association (which imports Authorize) beside IDNA, CBOR
+# and WebAuthn.
 { module PKCE "$src/PKCE" && module Authorize "$src/Authorize" && module Association "$src/Association"; } &
 lane=$!
 module IDNA "$src/IDNA" -I "$src/CIDN2"
+module CBOR "$src/CBOR" -I "$src/CCBOR"
+module WebAuthn "$src/WebAuthn"
 wait "$lane"
 
 framing_sources=("$src/HTTPServer/Framing.swift" "$src/HTTPServer/HTTPHeaders.swift"
@@ -54,7 +57,7 @@ for target in "${targets[@]}"; do
     stamp=$(stamp_of "$file" "${extra[@]}" "$lib"/*.stamp)
     if [[ -f $bin/$target.stamp && $(cat "$bin/$target.stamp") == "$stamp" && -x $bin/$target ]]; then continue; fi
     echo "fuzz build: target $target"
-    quiet swiftc "${flags[@]}" -module-name "Fuzz_$target" -I "$lib" -I "$src/CIDN2" -L "$lib" \
-        -lAssociation -lAuthorize -lPKCE -lIDNA -lEncoding -lidn2 "$file" "${extra[@]}" -o "$bin/$target"
+    quiet swiftc "${flags[@]}" -module-name "Fuzz_$target" -I "$lib" -I "$src/CIDN2" -I "$src/CCBOR" -L "$lib" \
+        -lAssociation -lAuthorize -lPKCE -lWebAuthn -lIDNA -lCBOR -lEncoding -lidn2 -lcbor "$file" "${extra[@]}" -o "$bin/$target"
     echo "$stamp" >"$bin/$target.stamp"
 done
