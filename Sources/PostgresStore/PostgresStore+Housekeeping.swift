@@ -38,6 +38,8 @@ extension PostgresStore {
         try pool.query(
             "DELETE FROM email_outbox WHERE COALESCE(sent_at, failed_at) < to_timestamp($1::float8)", cutoff)
         try pool.query("DELETE FROM email_codes WHERE expires_at < to_timestamp($1::float8)", cutoff)
+        // Upstream ID tokens accepted once (sql/023): a token past its own expiry is refused on `exp` anyway.
+        try pool.query("DELETE FROM upstream_token_uses WHERE expires_at < to_timestamp($1::float8)", cutoff)
         var counts = PruneCounts(
             authorizationRequests: requests, authorizationCodes: codes, mfaChallenges: challenges, rateLimitCounters: counters,
             browserBindings: bindings)
