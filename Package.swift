@@ -36,7 +36,7 @@ let package = Package(
         // MARK: Pure domain modules
         .target(name: "Encoding"),
         .target(name: "PKCE", dependencies: ["Encoding"]),
-        .target(name: "Authorize", dependencies: ["PKCE", "Encoding"]),
+        .target(name: "Authorize", dependencies: ["PKCE", "Encoding", "WebAuthn"]),
         .target(name: "Association", dependencies: ["Encoding", "Authorize"]),
         .target(name: "WebAuthn", dependencies: ["Encoding"]),
 
@@ -46,7 +46,7 @@ let package = Package(
             name: "ZevAuthServer",
             dependencies: [
                 "Authorize", "PKCE", "Encoding", "Crypto", "PasswordHashing", "HTTPServer", "PostgresStore",
-                "Association", "Fetch", "IDNA", "QRCode",
+                "Association", "Fetch", "IDNA", "QRCode", "CBOR", "WebAuthn",
             ]),
         .executableTarget(name: "zevauth", dependencies: ["ZevAuthServer", "Crypto", "AdminCLI"]),
 
@@ -76,7 +76,7 @@ let package = Package(
             name: "ZevAuthServerTests",
             dependencies: [
                 "ZevAuthServer", "ZevAuthTesting", "Authorize", "PKCE", "Crypto", "Postgres", "PostgresStore", "Encoding",
-                "Association", "Fetch", "HTTPServer",
+                "Association", "Fetch", "HTTPServer", "CBOR", "WebAuthn",
             ]),
     ]
 )

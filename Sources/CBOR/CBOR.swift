@@ -1,6 +1,12 @@
 internal import CCBOR
 import Encoding
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// CBOR (RFC 8949) decoding through libcbor's streaming decoder, the only module that touches libcbor.
 ///
 /// libcbor reads each item's head and payload (`cbor_stream_decode`); this module only assembles the
@@ -172,4 +178,94 @@ public enum CBOR {
         c.indef_break = { builder($0).fail(.indefiniteLength) }
         return c
     }()
+}
+
+extension CBOR {
+    /// Encodes a value as one CBOR data item through libcbor's builders and serializer, with definite
+    /// lengths and the shortest integer heads (RFC 8949 §4.2.1), map entries in the order given. Used to
+    /// store a passkey's `COSE_Key` (docs/passkeys.md, "Storage") and by tests to build authenticator
+    /// responses; what it writes is read back with `decode(_:)`.
+    /// - Returns: the bytes, or nil for a value with a tag, a float or `undefined` (never stored), or when
+    ///   libcbor cannot allocate.
+    public static func encode(_ value: CBORValue) -> [UInt8]? {
+        guard let item = build(value) else { return nil }
+        defer { release(item) }
+        var buffer: UnsafeMutablePointer<UInt8>?
+        var capacity = 0
+        let length = cbor_serialize_alloc(item, &buffer, &capacity)
+        guard let buffer, length > 0 else { return nil }
+        defer { free(buffer) }
+        return Array(UnsafeBufferPointer(start: buffer, count: length))
+    }
+
+    /// A libcbor item holding one reference (the caller releases it with `cbor_decref`), or nil.
+    private static func build(_ value: CBORValue) -> UnsafeMutablePointer<cbor_item_t>? {
+        switch value {
+        case .unsigned(let number): return integer(number, negative: false)
+        case .negative(let number): return integer(number, negative: true)
+        case .bytes(let bytes): return bytes.withUnsafeBufferPointer { cbor_build_bytestring($0.baseAddress, $0.count) }
+        case .text(let text):
+            let utf8 = Array(text.utf8)
+            return utf8.withUnsafeBufferPointer { buffer in
+                buffer.withMemoryRebound(to: CChar.self) { cbor_build_stringn($0.baseAddress, $0.count) }
+            }
+        case .bool(let flag): return cbor_build_bool(flag)
+        case .null: return cbor_new_null()
+        case .array(let elements):
+            guard let array = cbor_new_definite_array(elements.count) else { return nil }
+            for element in elements {
+                guard let child = build(element) else {
+                    release(array)
+                    return nil
+                }
+                // `cbor_array_push` takes its own reference.
+                let pushed = cbor_array_push(array, child)
+                release(child)
+                guard pushed else {
+                    release(array)
+                    return nil
+                }
+            }
+            return array
+        case .map(let entries):
+            guard let map = cbor_new_definite_map(entries.count) else { return nil }
+            for entry in entries {
+                guard let key = build(entry.key) else {
+                    release(map)
+                    return nil
+                }
+                guard let item = build(entry.value) else {
+                    release(key)
+                    release(map)
+                    return nil
+                }
+                // `cbor_map_add` takes its own references to the key and the value.
+                let added = cbor_map_add(map, cbor_pair(key: key, value: item))
+                release(key)
+                release(item)
+                guard added else {
+                    release(map)
+                    return nil
+                }
+            }
+            return map
+        case .tagged, .float, .undefined: return nil
+        }
+    }
+
+    /// Drops the reference the caller holds (libcbor frees the item, and its children, at zero).
+    private static func release(_ item: UnsafeMutablePointer<cbor_item_t>) {
+        var handle: UnsafeMutablePointer<cbor_item_t>? = item
+        cbor_decref(&handle)
+    }
+
+    /// An integer item with the shortest head that holds `number` (RFC 8949 §4.2.1).
+    private static func integer(_ number: UInt64, negative: Bool) -> UnsafeMutablePointer<cbor_item_t>? {
+        switch number {
+        case 0...UInt64(UInt8.max): negative ? cbor_build_negint8(UInt8(number)) : cbor_build_uint8(UInt8(number))
+        case 0...UInt64(UInt16.max): negative ? cbor_build_negint16(UInt16(number)) : cbor_build_uint16(UInt16(number))
+        case 0...UInt64(UInt32.max): negative ? cbor_build_negint32(UInt32(number)) : cbor_build_uint32(UInt32(number))
+        default: negative ? cbor_build_negint64(number) : cbor_build_uint64(number)
+        }
+    }
 }

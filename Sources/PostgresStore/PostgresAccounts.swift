@@ -177,6 +177,9 @@ public struct PostgresAccounts: Sendable, CreateUserStore, AccountSignInStore, C
                     ).first
                 else { return nil }
                 try Self.endEverything(connection, userID: id, now: now, reason: "account_closed")
+                // Closing deletes the account's passkeys (docs/passkeys.md, "Managing"); the rows cascade
+                // away only when the account row itself is deleted.
+                _ = try connection.query("DELETE FROM passkey_credentials WHERE user_id = $1", [id])
                 try AuditRows.insert(audit, on: connection)
                 return (try Self.user(from: row), try row.date("closed_at"))
             }

@@ -66,7 +66,8 @@ public struct Nonce: Sendable, Equatable {
 }
 
 /// How the person authenticated the ZevID browser session a sign-in used (`amr`, RFC 8176 §2): a password
-/// (`pwd`), then a TOTP code (`otp`, `mfa`) or a recovery code (`mfa`).
+/// (`pwd`), then a TOTP code (`otp`, `mfa`) or a recovery code (`mfa`); or a passkey, which is two factors
+/// by itself (docs/passkeys.md, "Signing in").
 public enum AuthenticationMethods: String, Sendable, Equatable, CaseIterable {
     /// The password alone: `["pwd"]`.
     case password = "pwd"
@@ -74,6 +75,10 @@ public enum AuthenticationMethods: String, Sendable, Equatable, CaseIterable {
     case passwordAndTOTP = "pwd otp mfa"
     /// The password and a recovery code: `["pwd", "mfa"]`.
     case passwordAndRecoveryCode = "pwd mfa"
+    /// A device-bound passkey (backup eligibility clear): `["hwk", "user", "mfa"]`.
+    case deviceBoundPasskey = "hwk user mfa"
+    /// A synced passkey (backup eligible): `["swk", "user", "mfa"]`.
+    case syncedPasskey = "swk user mfa"
 
     /// The `amr` values, in order.
     public var values: [String] { rawValue.split(separator: " ").map(String.init) }
