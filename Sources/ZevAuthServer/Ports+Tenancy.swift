@@ -36,6 +36,8 @@ public struct TenancyPorts: Sendable {
     public var audit: any AuditRecorder
     /// `ListAudit` (`GET /v1/admin/audit`, "Recent activity" on `/account`).
     public var auditLog: any AuditLogStore
+    /// The deployment's upstream OpenID providers and each project's choice (`UpstreamProviders`).
+    public var providers: any UpstreamProviderStore
 
     /// Every port given explicitly (tests pass fakes).
     public init(
@@ -43,7 +45,8 @@ public struct TenancyPorts: Sendable {
         sessionSettings: any SessionSettingsStore, secretKeys: any SecretKeyStore, domains: any DomainStore,
         domainTokens: any DomainTokenStore, apps: any AppRegistrationStore, associationFiles: any AssociationFileStore,
         linkChecks: any LinkCheckStore, linkSchedule: any LinkScheduleStore, members: any ProjectMemberStore,
-        fetcher: (any AssociationFetcher)? = nil, audit: any AuditRecorder, auditLog: any AuditLogStore
+        fetcher: (any AssociationFetcher)? = nil, audit: any AuditRecorder, auditLog: any AuditLogStore,
+        providers: any UpstreamProviderStore
     ) {
         self.secretKeyLookup = secretKeyLookup
         self.projectCreation = projectCreation
@@ -60,6 +63,7 @@ public struct TenancyPorts: Sendable {
         self.fetcher = fetcher
         self.audit = audit
         self.auditLog = auditLog
+        self.providers = providers
     }
 
     /// Every port of this area backed by PostgreSQL.
@@ -70,6 +74,7 @@ public struct TenancyPorts: Sendable {
         self.init(
             secretKeyLookup: tenancy, projectCreation: tenancy, projectList: tenancy, sessionSettings: tenancy, secretKeys: tenancy,
             domains: tenancy, domainTokens: tenancy, apps: apps, associationFiles: apps, linkChecks: linkChecks,
-            linkSchedule: linkChecks, members: store.members, audit: store.audit, auditLog: store.audit)
+            linkSchedule: linkChecks, members: store.members, audit: store.audit, auditLog: store.audit,
+            providers: store.providers)
     }
 }

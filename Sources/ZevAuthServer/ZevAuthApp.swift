@@ -113,6 +113,7 @@ public struct ZevAuthApp: HTTPHandler {
         routes.registerMembers()
         routes.registerAudit()
         routes.registerSigningKeys()
+        routes.registerProviders()
         self.router = routes.router
         self.httpMetrics = context.metrics.httpTable(templates: routes.router.templates)
     }

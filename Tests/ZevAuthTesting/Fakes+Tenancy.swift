@@ -381,7 +381,26 @@ extension TenancyPorts {
         self.init(
             secretKeyLookup: fake, projectCreation: fake, projectList: fake, sessionSettings: fake, secretKeys: fake, domains: fake,
             domainTokens: fake, apps: fake, associationFiles: fake, linkChecks: fake, linkSchedule: fake,
-            members: UnreachableMemberStore(), fetcher: fetcher, audit: fake, auditLog: fake)
+            members: UnreachableMemberStore(), fetcher: fetcher, audit: fake, auditLog: fake, providers: UnreachableProviderStore())
+    }
+}
+
+/// A provider store for in-process tests that never reach providers: every call is `StoreUnavailable`.
+public struct UnreachableProviderStore: UpstreamProviderStore {
+    public init() {}
+    static let unavailable = StoreUnavailable(reason: "connection")
+    public func providers(after: String?, limit: Int) throws -> [UpstreamProviderRecord] { throw Self.unavailable }
+    public func provider(id: String) throws -> UpstreamProviderRecord? { throw Self.unavailable }
+    public func createProvider(
+        id: String, kind: UpstreamProviderKind, _ columns: UpstreamProviderColumns, now: Date, audit: AuditEntry
+    ) throws -> UpstreamProviderRecord { throw Self.unavailable }
+    public func updateProvider(id: String, _ columns: UpstreamProviderColumns, now: Date, audit: AuditEntry) throws
+        -> UpstreamProviderRecord
+    { throw Self.unavailable }
+    public func deleteProvider(id: String, audit: AuditEntry) throws { throw Self.unavailable }
+    public func projectProviders(projectID: String) throws -> [UpstreamProviderRecord] { throw Self.unavailable }
+    public func setProjectProviders(projectID: String, providerIDs: [String], audit: AuditEntry) throws -> [UpstreamProviderRecord] {
+        throw Self.unavailable
     }
 }
 
