@@ -122,6 +122,44 @@ public struct AdminCLI {
         ("--access-token-ttl-minutes", "accessTokenTtlMinutes"), ("--refresh-reuse-grace-seconds", "refreshReuseGraceSeconds"),
     ]
 
+    /// The field flags of `providers create` and `providers update`, as flag → JSON member; the secrets
+    /// come from files (`--client-secret-file`, `--private-key-file`), never from the command line, where
+    /// other users and the shell history could read them (docs/federation.md, "Providers").
+    static let providerFlags: [(flag: String, field: String)] = [
+        ("--slug", "slug"), ("--name", "displayName"), ("--issuer", "issuer"), ("--client-id", "clientId"), ("--team-id", "teamId"),
+        ("--key-id", "keyId"),
+    ]
+
+    static let providerOptions =
+        providerFlags.map { Option(name: $0.flag, placeholder: $0.flag == "--issuer" ? "URL" : "VALUE", required: false) } + [
+            Option(name: "--client-secret-file", placeholder: "PATH", required: false),
+            Option(name: "--private-key-file", placeholder: "KEY.p8", required: false),
+        ]
+
+    /// The provider fields of a command line: the plain flags as given, the client secret as its file's
+    /// text without the final line break, the `.p8` file's text whole.
+    static func providerFields(_ invocation: Invocation) throws(UsageError) -> [String: Any] {
+        var body: [String: Any] = [:]
+        for (flag, field) in providerFlags {
+            if let value = invocation.value(flag) { body[field] = value }
+        }
+        if let path = invocation.value("--client-secret-file") {
+            var secret = try readFile(path, flag: "--client-secret-file")
+            while secret.hasSuffix("\n") || secret.hasSuffix("\r") { secret.removeLast() }
+            body["clientSecret"] = secret
+        }
+        if let path = invocation.value("--private-key-file") { body["privateKey"] = try readFile(path, flag: "--private-key-file") }
+        return body
+    }
+
+    /// A secret file's text (UTF-8).
+    static func readFile(_ path: String, flag: String) throws(UsageError) -> String {
+        guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8) else {
+            throw UsageError(message: "\(flag) \(path) cannot be read as a UTF-8 text file")
+        }
+        return text
+    }
+
     /// Every admin command, in usage order.
     static var commands: [Command] {
         [
@@ -344,6 +382,41 @@ public struct AdminCLI {
                 if let algorithm = invocation.value("--id-token-signing-alg") { body["idTokenSigningAlg"] = algorithm }
                 guard !body.isEmpty else { throw UsageError(message: "settings set needs at least one setting flag") }
                 return Call(method: .patch, path: "/v1/admin/settings", body: body, render: Render.object)
+            },
+            Command(words: ["providers", "list"], options: pagingOptions, credential: .operator, summary: "list the upstream providers") {
+                invocation in
+                Call(method: .get, path: "/v1/admin/providers" + invocation.paging, render: Render.providers)
+            },
+            Command(
+                words: ["providers", "create"], options: [Option(name: "--kind", placeholder: "apple|google|oidc")] + providerOptions,
+                credential: .operator,
+                summary: "add Sign in with Apple (--client-id SERVICES_ID --team-id --key-id --private-key-file KEY.p8), Google "
+                    + "(--client-id --client-secret-file) or an OpenID provider (also --slug --name --issuer); secrets are read from files"
+            ) { invocation throws(UsageError) in
+                var body = try providerFields(invocation)
+                body["kind"] = try invocation.required("--kind")
+                return Call(method: .post, path: "/v1/admin/providers", body: body, render: Render.provider)
+            },
+            Command(
+                words: ["providers", "show"], operand: "PROVIDER_ID", credential: .operator, summary: "show a provider (never a secret)"
+            ) {
+                invocation in
+                Call(method: .get, path: "/v1/admin/providers/\(invocation.pathID)", render: Render.provider)
+            },
+            Command(
+                words: ["providers", "update"], operand: "PROVIDER_ID", options: providerOptions, credential: .operator,
+                summary: "change a provider's fields (at least one flag); a secret is replaced only when its file is given"
+            ) { invocation throws(UsageError) in
+                let body = try providerFields(invocation)
+                guard !body.isEmpty else { throw UsageError(message: "providers update needs at least one field flag") }
+                return Call(method: .patch, path: "/v1/admin/providers/\(invocation.pathID)", body: body, render: Render.provider)
+            },
+            Command(
+                words: ["providers", "delete"], operand: "PROVIDER_ID", credential: .operator,
+                summary: "delete a provider (projects stop showing it; its linked identities are unlinked)"
+            ) { invocation in
+                Call(
+                    method: .delete, path: "/v1/admin/providers/\(invocation.pathID)", render: { _ in "deleted provider \(invocation.id)" })
             },
             Command(
                 words: ["signing-keys", "list"], credential: .operator, summary: "list the ID-token signing keys (next, current, retired)"
@@ -717,6 +790,24 @@ enum Render {
                 ("APP", { text($0["appId"] ?? $0["packageName"]) }),
                 ("LINK", { text(($0["link"] as? [String: Any])?["status"]) }),
             ])
+    }
+
+    static func providers(_ json: [String: Any]) -> String {
+        list(
+            json, empty: "no providers",
+            [
+                ("ID", field("id")), ("KIND", field("kind")), ("SLUG", field("slug")), ("NAME", field("displayName")),
+                ("ISSUER", field("issuer")), ("CLIENT ID", field("clientId")),
+            ])
+    }
+
+    /// A provider: its fields in the API's order; secrets only as whether one is stored.
+    static func provider(_ json: [String: Any]) -> String {
+        let keys = [
+            "id", "kind", "slug", "displayName", "issuer", "clientId", "hasClientSecret", "teamId", "keyId", "hasPrivateKey", "createdAt",
+            "updatedAt",
+        ]
+        return table([["FIELD", "VALUE"]] + keys.filter { json[$0] != nil }.map { [$0, text(json[$0])] })
     }
 
     static func signingKeys(_ json: [String: Any]) -> String {
