@@ -231,6 +231,10 @@ struct ConsoleHandlers: Sendable {
         "member_added": "The member was added.",
         "member_saved": "The member's role was saved.",
         "member_removed": "The member was removed.",
+        "provider_added": "The provider was added.",
+        "provider_saved": "The provider was saved.",
+        "provider_deleted": "The provider was deleted.",
+        "providers_saved": "The sign-in providers were saved.",
     ]
 
     static func notice(_ request: HTTPRequest) -> String? { AccountForms.query(request, "done").flatMap { notices[$0] } }

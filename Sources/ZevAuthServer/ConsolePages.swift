@@ -92,7 +92,7 @@ enum ConsolePages {
         let email: String
         let csrf: String
         let isOperator: Bool
-        /// The top-level page this one belongs to: `projects`, `accounts` or `signing-keys`.
+        /// The top-level page this one belongs to: `projects`, `accounts`, `signing-keys` or `providers`.
         let section: String
     }
 
@@ -102,7 +102,10 @@ enum ConsolePages {
         if let chrome {
             var links = [("projects", "/console/projects", "Projects")]
             if chrome.isOperator {
-                links += [("accounts", "/console/accounts", "Accounts"), ("signing-keys", "/console/signing-keys", "Signing keys")]
+                links += [
+                    ("accounts", "/console/accounts", "Accounts"), ("signing-keys", "/console/signing-keys", "Signing keys"),
+                    ("providers", "/console/providers", "Providers"),
+                ]
             }
             header += "<nav aria-label=\"Console\"><ul>"
             for (id, href, label) in links {

@@ -181,7 +181,11 @@ extension ConsoleHandlers {
     /// `GET …/sessions`.
     func sessionsPage(_ request: HTTPRequest, id: String, env: String) throws -> HTTPResponse {
         try projectPage(request, id: id, env: env, page: "sessions") { project in
-            ("Sign in with ZevID sessions", sessionsBody(project, values: nil, notice: Self.notice(request), error: nil, invalid: nil))
+            (
+                "Sign in with ZevID sessions",
+                sessionsBody(project, values: nil, notice: Self.notice(request), error: nil, invalid: nil)
+                    + (try shownProvidersSection(project))
+            )
         }
     }
 

@@ -26,6 +26,11 @@ extension Routes {
         add("POST", "/console/accounts/{user}/close") { request, p in try console.closeAccount(request, userID: p["user"] ?? "") }
         add("GET", "/console/signing-keys") { request, _ in try console.signingKeysPage(request) }
         add("POST", "/console/signing-keys/rotate") { request, _ in try console.rotateSigningKeys(request) }
+        add("GET", "/console/providers") { request, _ in try console.providersPage(request) }
+        add("POST", "/console/providers") { request, _ in try console.createProvider(request) }
+        add("GET", "/console/providers/{provider}") { request, p in try console.providerPage(request, id: p["provider"] ?? "") }
+        add("POST", "/console/providers/{provider}") { request, p in try console.saveProvider(request, id: p["provider"] ?? "") }
+        add("POST", "/console/providers/{provider}/delete") { request, p in try console.deleteProvider(request, id: p["provider"] ?? "") }
 
         let project = "/console/projects/{id}"
         let env = project + "/{env}"
@@ -56,6 +61,9 @@ extension Routes {
         }
         add("GET", env + "/sessions") { request, p in try console.sessionsPage(request, id: p["id"] ?? "", env: p["env"] ?? "") }
         add("POST", env + "/sessions") { request, p in try console.saveSessions(request, id: p["id"] ?? "", env: p["env"] ?? "") }
+        add("POST", env + "/providers") { request, p in
+            try console.saveShownProviders(request, id: p["id"] ?? "", env: p["env"] ?? "")
+        }
         add("GET", env + "/keys") { request, p in try console.keysPage(request, id: p["id"] ?? "", env: p["env"] ?? "") }
         add("POST", env + "/keys") { request, p in try console.createKey(request, id: p["id"] ?? "", env: p["env"] ?? "") }
         add("POST", env + "/keys/{key}/revoke") { request, p in

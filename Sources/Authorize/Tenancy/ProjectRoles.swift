@@ -33,6 +33,8 @@ public enum OperatorAction: String, Sendable, Equatable, CaseIterable {
     case markDomainHosted
     case allowProductionCustomScheme
     case manageOperators
+    /// Adding, changing and deleting the deployment's upstream OpenID providers (docs/federation.md).
+    case manageProviders
 }
 
 /// Who is acting, as the permission rule sees it.
