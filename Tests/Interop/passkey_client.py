@@ -327,8 +327,8 @@ class Demo:
     def stored_passkeys(self):
         """How many passkeys the account has, from the admin API's user record and the /account list.
 
-        The admin search gives the record; `passkeys` there is the count. The /account page has one remove
-        form per passkey. Both must agree when the record carries the count.
+        The admin search gives the record, whose `passkeys` is the count; the /account page has one remove
+        form per passkey. Both must agree.
         """
         page = self.account.get("/account")
         check(page.status_code == 200, f"GET /account answered {page.status_code}")
@@ -339,8 +339,8 @@ class Demo:
         items = record.json().get("items") or []
         check(len(items) == 1, "the admin user search did not find the demo account")
         count = items[0].get("passkeys")
-        if count is not None:
-            check(count == listed, f"the admin API counts {count} passkeys, /account lists {listed}")
+        check(isinstance(count, int), "the admin API's user record has no passkeys count")
+        check(count == listed, f"the admin API counts {count} passkeys, /account lists {listed}")
         return listed
 
     def create_options(self, browser=None, csrf=None):
@@ -377,7 +377,13 @@ def create_passkey(demo, passkey, expect_excluded):
     check(body.get("redirect") == "/account#passkeys", f"creating answered redirect {body.get('redirect')!r}")
     check(demo.stored_passkeys() == before + 1, "the new passkey is not listed")
     check(passkey.name in demo.account.get("/account").text, "the passkey's name is not on /account")
-    ok(f"created a {passkey.name} passkey")
+    ok(f"created the {passkey.name} passkey")
+
+
+def back_to_passkeys(response):
+    """A form's 303 goes back to /account's passkey section (a notice in the query is allowed)."""
+    location = urllib.parse.urlsplit(response.headers.get("Location", ""))
+    return location.path == "/account" and location.fragment == "passkeys"
 
 
 def limit_rename_and_remove(demo):
@@ -404,8 +410,7 @@ def limit_rename_and_remove(demo):
     rename = next(fields for fields in forms(page, "/account/passkeys/rename") if fields.get("id") in kept)
     rename["name"] = "Renamed by the passkey client"
     response = demo.account.form("/account/passkeys/rename", rename)
-    check(response.status_code == 303 and response.headers.get("Location", "").endswith("/account#passkeys"),
-          f"renaming answered {response.status_code}")
+    check(response.status_code == 303 and back_to_passkeys(response), f"renaming answered {response.status_code}")
     check("Renamed by the passkey client" in demo.account.get("/account").text, "the new name is not on /account")
     ok("renamed a passkey")
 
@@ -413,8 +418,7 @@ def limit_rename_and_remove(demo):
         if fields.get("id") in kept:
             continue
         response = demo.account.form("/account/passkeys/remove", fields)
-        check(response.status_code == 303 and response.headers.get("Location", "").endswith("/account#passkeys"),
-              f"removing answered {response.status_code}")
+        check(response.status_code == 303 and back_to_passkeys(response), f"removing answered {response.status_code}")
     check(demo.stored_passkeys() == len(kept), "the fillers are still listed after removing them")
     ok(f"removed {fillers} passkeys")
 
@@ -580,6 +584,15 @@ def replayed_assertion(demo, passkey):
     ok("sign-in refused: a replayed assertion, in the same and in another browser")
 
 
+def creation_challenge_to_sign_in(demo, passkey):
+    """A challenge issued for creating a passkey does not sign anyone in, even in the browser it was issued to."""
+    csrf, options = demo.create_options()
+    credential = passkey.assertion({"challenge": options["challenge"], "rpId": options["rp"]["id"]}, demo.account.origin)
+    refused(demo.account.post_json("/account/passkeys/signin", {"csrf": csrf, "credential": credential}), 400,
+            "passkey_challenge_expired", "a creation challenge used to sign in")
+    ok("sign-in refused: a challenge issued for creating a passkey")
+
+
 def counter_regression(demo, passkey):
     """Counter 5 signs in; counter 3 afterwards is a copied authenticator and is refused."""
     pending = PendingSignIn(demo)
@@ -688,6 +701,7 @@ def run(demo):
     ok("the pending sign-in still signs in after every refusal")
 
     replayed_assertion(demo, eddsa)
+    creation_challenge_to_sign_in(demo, eddsa)
     counter_regression(demo, rs256)
     skipped("an expired challenge", "the demo server has no test clock, and challenges live 5 minutes")
     check(demo.stored_passkeys() == initially + len(created), "the passkey count changed during the sign-ins")
