@@ -95,7 +95,8 @@ struct AccountHandlers: Sendable {
         let (binding, cookies) = try binding(request)
         let notice = AccountForms.query(request, "signed_out") == "1" ? "You're signed out." : nil
         return AccountPages.signIn(
-            csrf: Self.formCSRF(binding: binding, form: "signin"), email: nil, error: nil, notice: notice, cookies: cookies)
+            csrf: Self.formCSRF(binding: binding, form: "signin"), email: nil, error: nil, notice: notice, cookies: cookies,
+            passkeys: PasskeyPageContext(csrf: PasskeyHandlers.csrf(binding: binding), requestID: nil))
     }
 
     /// `POST /account/signin` (form: `csrf`, `email`, `password`): the same rate-limited password check as
@@ -104,23 +105,29 @@ struct AccountHandlers: Sendable {
         guard let form = AccountForms.fields(request) else { return AccountForms.unreadableForm }
         guard try signedOutCSRFMatches(request, form, name: "signin") else { return AccountForms.expiredForm }
         let email = (form["email"] ?? "").trimmingCharacters(in: .whitespaces)
+        // The form's CSRF matched, so the binding is on record; the page keeps offering passkeys.
+        let passkeys = try BrowserBinding(context: context).onRecord(request).map {
+            PasskeyPageContext(csrf: PasskeyHandlers.csrf(binding: $0), requestID: nil)
+        }
         let user: UserRecord
         switch try security.checkPassword(email: email, password: form["password"] ?? "", request: request) {
         case .limited(let seconds):
             context.metrics.signIn(.password, .rateLimited)
             var response = AccountPages.signIn(
-                csrf: form["csrf"] ?? "", email: email, error: RateLimiter.pageMessage(retryAfterSeconds: seconds), status: 429)
+                csrf: form["csrf"] ?? "", email: email, error: RateLimiter.pageMessage(retryAfterSeconds: seconds), status: 429,
+                passkeys: passkeys)
             response.headers.set("Retry-After", String(seconds))
             return response
         case .wrong:
             context.metrics.signIn(.password, .invalidCredentials)
             return AccountPages.signIn(
                 csrf: form["csrf"] ?? "", email: email, error: SignInFlow.genericCredentialsMessage, invalid: ["email", "password"],
-                status: 401)
+                status: 401, passkeys: passkeys)
         case .invalidEmail:
             context.metrics.signIn(.password, .invalidRequest)
             return AccountPages.signIn(
-                csrf: form["csrf"] ?? "", email: email, error: SignInFlow.invalidEmailMessage, invalid: ["email"], status: 400)
+                csrf: form["csrf"] ?? "", email: email, error: SignInFlow.invalidEmailMessage, invalid: ["email"], status: 400,
+                passkeys: passkeys)
         case .ok(let found):
             user = found
         }
@@ -137,7 +144,7 @@ struct AccountHandlers: Sendable {
             context.metrics.signIn(.password, .ok)
             try PersonalActivity(context: context).record("signin.password", userID: user.id, request)
             return Wire.seeOther(
-                "/account",
+                try PasskeyHandlers(context: context).nextAfterPassword(userID: user.id, requestID: nil, form: form),
                 cookies: [sessionCookie(token), fresh.setCookie, KnownBrowsers(context: context).signedIn(userID: user.id, request)])
         }
     }
@@ -149,6 +156,8 @@ struct AccountHandlers: Sendable {
         let session: BrowserSessionRecord
         let user: UserRecord
         let token: String
+        /// This browser's binding secret when on record (the passkey calls' CSRF key).
+        let binding: String?
         var csrf: String { AccountHandlers.sessionCSRF(token) }
     }
 
@@ -161,7 +170,8 @@ struct AccountHandlers: Sendable {
         guard let token = context.cookie(.session, in: request),
             let signedIn = try CurrentAccount(store: ports.current, secrets: context.secrets)(token: token)
         else { return nil }
-        return Current(session: signedIn.session, user: signedIn.user, token: token)
+        return Current(
+            session: signedIn.session, user: signedIn.user, token: token, binding: try BrowserBinding(context: context).onRecord(request))
     }
 
     private func sessionCookie(_ token: String) -> String {
@@ -173,13 +183,18 @@ struct AccountHandlers: Sendable {
     }
 
     private func accountPage(
-        _ current: Current, notice: String? = nil, error: String? = nil, invalid: Set<String> = [], status: Int = 200
+        _ current: Current, notice: String? = nil, error: String? = nil, invalid: Set<String> = [], status: Int = 200,
+        cookies: [String] = []
     ) throws -> HTTPResponse {
         let facts = try AccountOverview(store: ports.overview)(userID: current.user.id)
+        let passkeys = PasskeySection(
+            passkeys: try ports.passkeys.passkeys(userID: current.user.id),
+            context: PasskeyPageContext(csrf: current.binding.map(PasskeyHandlers.csrf(binding:)) ?? "", requestID: nil),
+            removalNeedsPassword: context.clock.now().timeIntervalSince(current.session.authTime) >= PasskeyRules.recentSignInSeconds)
         return AccountPages.account(
             user: current.user, csrf: current.csrf, apps: facts.apps, totpEnabled: facts.totpEnabled,
             recoveryCodesLeft: facts.recoveryCodesLeft, notice: notice, error: error, invalid: invalid, status: status,
-            activity: try PersonalActivity(context: context).recent(userID: current.user.id))
+            cookies: cookies, activity: try PersonalActivity(context: context).recent(userID: current.user.id), passkeys: passkeys)
     }
 
     /// Runs a signed-in form: the browser session and the CSRF token must both check out.
@@ -211,14 +226,23 @@ struct AccountHandlers: Sendable {
 
     /// `GET /account`: the account page, or the sign-in form.
     func accountPage(_ request: HTTPRequest) throws -> HTTPResponse {
-        guard let current = try current(request) else { return Wire.seeOther("/account/signin") }
+        guard var current = try current(request) else { return Wire.seeOther("/account/signin") }
+        // The passkey calls need a binding on record; a browser without one gets one here.
+        var cookies: [String] = []
+        if current.binding == nil {
+            let minted = try BrowserBinding(context: context).mint()
+            current = Current(session: current.session, user: current.user, token: current.token, binding: minted.value)
+            cookies = [minted.setCookie]
+        }
         let notices = [
             "removed": "The app was removed and signed out.",
             "password": "Your password was changed. Other browsers and apps are signed out.",
             "email": "Your email address was changed.",
             "email_taken": "That address now belongs to another account, so your address was not changed.",
+            "passkey_renamed": "The passkey was renamed.",
+            "passkey_removed": "The passkey was removed.",
         ]
-        return try accountPage(current, notice: AccountForms.query(request, "done").flatMap { notices[$0] })
+        return try accountPage(current, notice: AccountForms.query(request, "done").flatMap { notices[$0] }, cookies: cookies)
     }
 
     /// `POST /account/apps/remove` (form: `csrf`, `environment`): ends the person's sessions in that
@@ -280,6 +304,50 @@ struct AccountHandlers: Sendable {
                 return try accountPage(current, error: SignInFlow.invalidEmailMessage, status: 400)
             }
             return page
+        }
+    }
+
+    // MARK: Passkeys
+
+    /// `POST /account/passkeys/rename` (form: `csrf`, `id`, `name` of 1 to 64 characters).
+    func renamePasskey(_ request: HTTPRequest) throws -> HTTPResponse {
+        try signedInForm(request) { current, form in
+            guard let name = PasskeyName(form["name"] ?? "") else {
+                return try accountPage(
+                    current, error: "Give the passkey a name of 1 to 64 characters, without control characters.", status: 400)
+            }
+            guard try ports.passkeys.renamePasskey(userID: current.user.id, id: form["id"] ?? "", name: name) else {
+                return try accountPage(current, error: "That passkey is no longer on your account.", status: 404)
+            }
+            return Wire.seeOther("/account?done=passkey_renamed#passkeys")
+        }
+    }
+
+    /// `POST /account/passkeys/remove` (form: `csrf`, `id`, and `password` when the sign-in is 10 minutes old
+    /// or older, checked like the account page's other sensitive changes): recorded and emailed.
+    func removePasskey(_ request: HTTPRequest) throws -> HTTPResponse {
+        try signedInForm(request) { current, form in
+            let remove = RemovePasskey(store: ports.passkeys)
+            let id = form["id"] ?? ""
+            var outcome = try remove(userID: current.user.id, id: id, authTime: current.session.authTime, now: context.clock.now())
+            if outcome == .signInTooOld {
+                if let refused = try passwordRefused(
+                    current, form["password"], request, wrong: "Enter your current password to remove a passkey.")
+                {
+                    return refused
+                }
+                // The password just checked out: a sign-in as fresh as it gets.
+                outcome = try remove(userID: current.user.id, id: id, authTime: context.clock.now(), now: context.clock.now())
+            }
+            switch outcome {
+            case .signInTooOld, .notFound:
+                return try accountPage(current, error: "That passkey is no longer on your account.", status: 404)
+            case .removed:
+                try PersonalActivity(context: context).record("passkey.remove", userID: current.user.id, request)
+                try ports.notices.queue(.passkeyRemoved, userID: current.user.id, now: context.clock.now())
+                context.mail.kick()
+                return Wire.seeOther("/account?done=passkey_removed#passkeys")
+            }
         }
     }
 

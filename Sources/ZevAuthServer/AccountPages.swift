@@ -15,13 +15,14 @@ enum AccountPages {
     }
 
     /// Sign in to the account area.
+    /// - Parameter passkeys: the passkey script's context; nil leaves passkeys out.
     static func signIn(
         csrf: String, email: String?, error: String?, invalid: Set<String> = [], notice text: String? = nil, status: Int = 200,
-        cookies: [String] = []
+        cookies: [String] = [], passkeys: PasskeyPageContext? = nil
     ) -> HTTPResponse {
         let emailInput = Pages.input(
-            id: "email", name: "email", label: "Email", type: "email", autocomplete: "username", value: email ?? "",
-            invalid: invalid.contains("email"))
+            id: "email", name: "email", label: "Email", type: "email",
+            autocomplete: passkeys == nil ? "username" : "username webauthn", value: email ?? "", invalid: invalid.contains("email"))
         let passwordInput = Pages.input(
             id: "password", name: "password", label: "Password", type: "password", autocomplete: "current-password",
             invalid: invalid.contains("password"))
@@ -32,13 +33,15 @@ enum AccountPages {
                 \(notice(text))\(problem(error))
                 <form method="post" action="/account/signin">
                 <input type="hidden" name="csrf" value="\(HTML.escape(csrf))">
+                \(passkeys == nil ? "" : Pages.passkeyCapableField)
                 \(emailInput)
                 \(passwordInput)
                 <button type="submit">Sign in</button>
                 </form>
+                \(passkeys == nil ? "" : Pages.passkeySignIn)
                 <p class="muted"><a href="/account/reset">Forgot password?</a></p>
                 <p class="muted">No ZevID account? <a href="/account/signup">Create one</a>.</p>
-                """, status: status, cookies: cookies)
+                """, status: status, cookies: cookies, passkeys: passkeys)
     }
 
     /// The sign-up form. `requestID` carries a pending app sign-in to return to.
@@ -76,7 +79,8 @@ enum AccountPages {
     /// The account page: connected apps (Remove), sign out, sign out everywhere, change password, TOTP.
     static func account(
         user: UserRecord, csrf: String, apps: [ConnectedApp], totpEnabled: Bool, recoveryCodesLeft: Int, notice text: String?,
-        error: String?, invalid: Set<String> = [], status: Int = 200, cookies: [String] = [], activity: [AuditEntry] = []
+        error: String?, invalid: Set<String> = [], status: Int = 200, cookies: [String] = [], activity: [AuditEntry] = [],
+        passkeys: PasskeySection? = nil
     ) -> HTTPResponse {
         let hidden = "<input type=\"hidden\" name=\"csrf\" value=\"\(HTML.escape(csrf))\">"
         let appList =
@@ -115,6 +119,7 @@ enum AccountPages {
                 \(notice(text))\(problem(error))
                 <h2>Connected apps</h2>
                 \(appList)
+                \(passkeys.map { PasskeyPages.section($0, hidden: hidden) } ?? "")
                 <h2>Two-step verification</h2>
                 \(twoStep)
                 <h2>Change password</h2>
@@ -132,7 +137,7 @@ enum AccountPages {
                 <form method="post" action="/account/signout-everywhere">\(hidden)
                 <button type="submit" class="secondary">Sign out everywhere</button></form>
                 \(closeAccount(hidden: hidden, totpEnabled: totpEnabled, invalid: invalid))
-                """, status: status, cookies: cookies)
+                """, status: status, cookies: cookies, passkeys: passkeys?.context)
     }
 
     /// "Recent activity": the person's last security events, newest first, each in words with its time

@@ -1,6 +1,8 @@
+import Authorize
 import Encoding
 import Fetch
 import Foundation
+import IDNA
 
 /// The server's configuration (docs/operations.md#configuration). Every field has a documented
 /// default or is required; `ConfigurationLoader` fills it from environment variables and flags and
@@ -90,11 +92,19 @@ public struct ServerConfiguration: Sendable {
     /// Seconds a request may take to arrive whole, headers and body (`ZEVAUTH_HTTP_REQUEST_DEADLINE_SECONDS`,
     /// 1–3600, default 20), from the connection's opening or the previous response.
     public var httpRequestDeadlineSeconds: Int = 20
+    /// The passkeys' relying party ID (`ZEVAUTH_PASSKEY_RP_ID`, docs/passkeys.md, "Relying party"): nil for
+    /// the issuer's host; otherwise the issuer's host or a registrable parent of it, lower-case A-labels.
+    public var passkeyRPID: String?
 
     public init(databaseURL: String, issuer: String, operatorToken: String) {
         self.databaseURL = databaseURL
         self.issuer = issuer
         self.operatorToken = operatorToken
+    }
+
+    /// The passkeys' relying party: `passkeyRPID` or the issuer's host, and the issuer as the one origin.
+    public var relyingParty: RelyingParty {
+        RelyingParty(id: passkeyRPID ?? ConfigurationLoader.issuerHost(issuer), origin: issuer)
     }
 
     /// Whether cookies carry `Secure`: always, except when the issuer is `http` on loopback (development).
@@ -221,6 +231,9 @@ public enum ConfigurationLoader {
             .init(
                 variable: "ZEVAUTH_HTTP_REQUEST_DEADLINE_SECONDS", flag: "--http-request-deadline-seconds", placeholder: "N",
                 help: "seconds a request may take to arrive, headers and body, 1-3600 (default 20)"),
+            .init(
+                variable: "ZEVAUTH_PASSKEY_RP_ID", flag: "--passkey-rp-id", placeholder: "DOMAIN",
+                help: "passkeys' relying party ID: the issuer's host or a parent domain (default the issuer's host)"),
         ]
         + MailSettings.options
         + RateLimits.variables.map {
@@ -403,6 +416,9 @@ public enum ConfigurationLoader {
             configuration.logFormat = format
         }
         configuration.mail = try MailSettings.load(values, base: configuration.mail)
+        if let rpID = values["ZEVAUTH_PASSKEY_RP_ID"], !rpID.isEmpty {
+            configuration.passkeyRPID = try passkeyRPID(rpID, issuer: configuration.issuer)
+        }
         if let listen = values["ZEVAUTH_METRICS_LISTEN"], !listen.isEmpty {
             do {
                 configuration.metricsListen = try parseListen(listen)
@@ -428,6 +444,39 @@ public enum ConfigurationLoader {
         guard scheme == "https" || (scheme == "http" && loopback) else {
             throw ConfigurationError(key: "ZEVAUTH_ISSUER", problem: "must use https (http only on a loopback host, for development)")
         }
+    }
+
+    /// The issuer's host, lower-case, without the brackets of an IPv6 literal.
+    static func issuerHost(_ issuer: String) -> String {
+        let host = URL(string: issuer)?.host ?? ""
+        return host.trimmingCharacters(in: CharacterSet(charactersIn: "[]")).lowercased()
+    }
+
+    /// Checks `ZEVAUTH_PASSKEY_RP_ID` (docs/passkeys.md, "Relying party"; WebAuthn Level 3 §5.1.4.1 and
+    /// HTML's "is a registrable domain suffix of or is equal to"): the issuer's host itself, or a parent
+    /// domain of it of at least two labels. A browser refuses an RP ID that is a public suffix; without the
+    /// Public Suffix List here, a single-label parent (`com`) is refused and a multi-label public suffix
+    /// (`co.uk`) is the operator's to avoid. An internationalised name is taken in its A-label form
+    /// (IDNA2008, libidn2).
+    /// - Returns: the RP ID, lower-case ASCII.
+    /// - Throws: `ConfigurationError` naming `ZEVAUTH_PASSKEY_RP_ID`.
+    static func passkeyRPID(_ raw: String, issuer: String) throws -> String {
+        let host = issuerHost(issuer)
+        let refuse = { (problem: String) in ConfigurationError(key: "ZEVAUTH_PASSKEY_RP_ID", problem: problem) }
+        guard let id = IDNA.toASCII(raw.trimmingCharacters(in: .whitespaces).lowercased())?.lowercased(), !id.isEmpty else {
+            throw refuse("must be a domain name")
+        }
+        if id == host { return id }
+        guard !isIPLiteral(host, family: AF_INET), !isIPLiteral(host, family: AF_INET6) else {
+            throw refuse("must equal the issuer's host, which is an IP address")
+        }
+        guard host.hasSuffix("." + id) else { throw refuse("must be the issuer's host or a parent domain of it") }
+        guard id.split(separator: ".", omittingEmptySubsequences: false).count >= 2,
+            !id.split(separator: ".", omittingEmptySubsequences: false).contains(where: \.isEmpty)
+        else {
+            throw refuse("must have at least two labels: a top-level domain alone is a public suffix")
+        }
+        return id
     }
 
     /// Parses `ZEVAUTH_LISTEN`: `host:port` or `[v6]:port`, where host is an IPv4 literal, an IPv6 literal in

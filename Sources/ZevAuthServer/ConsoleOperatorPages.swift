@@ -116,7 +116,10 @@ extension ConsoleHandlers {
         }
     }
 
-    private func accountsBody(_ caller: Caller, email: String?, found: UserRecord??, notice: String?, error: String?) -> String {
+    /// - Parameter passkeys: how many passkeys the found account holds.
+    private func accountsBody(
+        _ caller: Caller, email: String?, found: UserRecord??, notice: String?, error: String?, passkeys: Int? = nil
+    ) -> String {
         var html = "<h1>Accounts</h1>" + ConsolePages.banner(error: error, notice: notice)
         let field = Pages.input(
             id: "q", name: "q", label: "Email address", type: "email", autocomplete: "off", value: email, invalid: error != nil)
@@ -124,6 +127,7 @@ extension ConsoleHandlers {
         if let found {
             if let user = found {
                 html += "<ul class=\"items\"><li><strong>\(Self.e(user.email))</strong> — \(Self.e(user.name))"
+                if let passkeys { html += " <span class=\"muted\">(\(passkeys == 1 ? "1 passkey" : "\(passkeys) passkeys"))</span>" }
                 if user.closed {
                     html += " <span class=\"muted\">(closed)</span>"
                 } else {
@@ -149,8 +153,9 @@ extension ConsoleHandlers {
                     chrome: caller.chrome("accounts"), status: 400)
             }
             let user = try FindUser(store: context.accounts.findUser)(email: email)
+            let passkeys = try user.map { try context.accounts.passkeys.passkeyCount(userID: $0.id) }
             return ConsolePages.page(
-                title: "Accounts", body: accountsBody(caller, email: raw, found: .some(user), notice: nil, error: nil),
+                title: "Accounts", body: accountsBody(caller, email: raw, found: .some(user), notice: nil, error: nil, passkeys: passkeys),
                 chrome: caller.chrome("accounts"))
         }
     }

@@ -27,7 +27,7 @@ struct OperatorAdminHandlers: Sendable {
         return Wire.json(status: 200, ListBody(items: page.items.map(ProjectBody.init), nextCursor: page.nextCursor))
     }
 
-    /// `POST /v1/admin/users/search {"email"}` (operator) → `{"items": [{"id","email","name","closed"}],
+    /// `POST /v1/admin/users/search {"email"}` (operator) → `{"items": [{"id","email","name","closed","passkeys"}],
     /// "nextCursor": null}`: the account whose normalised email equals the given one's (at most one, open or
     /// closed). The email travels in the body, not the URL, so no access log or proxy log records it
     /// (docs/decisions.md, "Admin API"). 400 `invalid_request` when `email` is missing or not an address.
@@ -37,10 +37,14 @@ struct OperatorAdminHandlers: Sendable {
         guard case .value(let raw) = body.string("email") else { return AdminHandlers.invalidField("email", "is required (a string)") }
         guard let email = EmailAddress(raw) else { return AdminHandlers.invalidField("email", "must be an email address") }
         let user = try FindUser(store: context.accounts.findUser)(email: email)
-        let items: [JSONValue] =
-            user.map {
-                [["id": .string($0.id), "email": .string($0.email), "name": .string($0.name), "closed": .bool($0.closed)]]
-            } ?? []
+        var items: [JSONValue] = []
+        if let user {
+            items.append(
+                .object([
+                    ("id", .string(user.id)), ("email", .string(user.email)), ("name", .string(user.name)), ("closed", .bool(user.closed)),
+                    ("passkeys", .int(try context.accounts.passkeys.passkeyCount(userID: user.id))),
+                ]))
+        }
         return Wire.json(status: 200, ListBody(items: items, nextCursor: nil))
     }
 }

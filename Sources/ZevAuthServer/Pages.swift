@@ -66,19 +66,31 @@ enum Pages {
         summary{cursor:pointer;color:\(Palette.accent);font-weight:600}details p{color:\(Palette.muted);font-size:.9rem}
         """
 
+    /// The passkey script's path (`PasskeyScript.source`, docs/passkeys.md, "Pages and script").
+    static let passkeyScriptPath = "/account/static/passkeys.js"
+
     /// A complete page around `body` (already escaped HTML), in English (`lang="en"`).
-    static func page(title: String, body: String, status: Int = 200, cookies: [String] = []) -> HTTPResponse {
+    /// - Parameter passkeys: for a page that offers passkeys: the script is loaded (deferred, same origin),
+    ///   `<main id="passkey-context">` carries `data-csrf` and `data-request` for it, and the policy allows it.
+    static func page(
+        title: String, body: String, status: Int = 200, cookies: [String] = [], passkeys: PasskeyPageContext? = nil
+    ) -> HTTPResponse {
+        let script = passkeys == nil ? "" : "\n<script src=\"\(passkeyScriptPath)\" defer></script>"
+        let main =
+            passkeys.map { context in
+                "<main id=\"passkey-context\" data-csrf=\"\(HTML.escape(context.csrf))\" data-request=\"\(HTML.escape(context.requestID ?? ""))\">"
+            } ?? "<main>"
         let html = """
             <!doctype html>
             <html lang="en"><head><meta charset="utf-8">
             <meta name="viewport" content="width=device-width, initial-scale=1">
             <title>\(HTML.escape(title))</title>
-            <link rel="stylesheet" href="\(stylesheetPath)">
-            </head><body><main><div class="card">
+            <link rel="stylesheet" href="\(stylesheetPath)">\(script)
+            </head><body>\(main)<div class="card">
             \(body)
             </div></main></body></html>
             """
-        var headers = Wire.pageHeaders()
+        var headers = Wire.pageHeaders(scripts: passkeys != nil)
         for cookie in cookies { headers.add("Set-Cookie", cookie) }
         return HTTPResponse(status: status, headers: headers, body: Array(html.utf8))
     }
@@ -119,13 +131,14 @@ enum Pages {
 
     /// The sign-in form (email and password), posting to `/v1/auth/zevid/signin`.
     /// - Parameter invalid: the fields `error` concerns (`email`, `password`), marked `aria-invalid`.
+    /// - Parameter passkeys: the passkey script's context (the binding's passkey csrf); nil leaves passkeys out.
     static func signIn(
         requestID: String, csrf: String, appName: String, email: String?, error: String?, invalid: Set<String> = [],
-        status: Int = 200, cookies: [String] = []
+        status: Int = 200, cookies: [String] = [], passkeys: PasskeyPageContext? = nil
     ) -> HTTPResponse {
         let emailInput = input(
-            id: "email", name: "email", label: "Email", type: "email", autocomplete: "username", value: email ?? "",
-            invalid: invalid.contains("email"))
+            id: "email", name: "email", label: "Email", type: "email",
+            autocomplete: passkeys == nil ? "username" : "username webauthn", value: email ?? "", invalid: invalid.contains("email"))
         let passwordInput = input(
             id: "password", name: "password", label: "Password", type: "password", autocomplete: "current-password",
             invalid: invalid.contains("password"))
@@ -138,14 +151,28 @@ enum Pages {
                 <form method="post" action="/v1/auth/zevid/signin">
                 <input type="hidden" name="request" value="\(HTML.escape(requestID))">
                 <input type="hidden" name="csrf" value="\(HTML.escape(csrf))">
+                \(passkeys == nil ? "" : passkeyCapableField)
                 \(emailInput)
                 \(passwordInput)
                 <button type="submit">Sign in</button>
                 </form>
+                \(passkeys == nil ? "" : passkeySignIn)
                 <p class="muted"><a href="/account/reset?request=\(HTML.escape(requestID))">Forgot password?</a></p>
                 <p class="muted">No ZevID account? <a href="/account/signup?request=\(HTML.escape(requestID))">Create one</a>.</p>
-                """, status: status, cookies: cookies)
+                """, status: status, cookies: cookies, passkeys: passkeys)
     }
+
+    /// The passkey parts of a sign-in page (docs/passkeys.md, "Pages and script"): the button the script
+    /// shows when the browser has WebAuthn (hidden without it), and the error area the script writes its
+    /// sentence into.
+    static let passkeySignIn = """
+        <button type="button" id="passkey-signin" class="secondary" hidden>Sign in with a passkey</button>
+        <p class="error" id="passkey-error" role="alert" hidden></p>
+        """
+
+    /// The hidden field a passkey-capable browser's script sets to `1`, so a password sign-in may offer to
+    /// create a passkey next (`PasskeyHandlers.nextAfterPassword`); without the script it stays `0`.
+    static let passkeyCapableField = "<input type=\"hidden\" name=\"passkey_capable\" id=\"passkey-capable\" value=\"0\">"
 
     /// The consent page: names the app (and the signed-in account), Allow or Deny.
     static func consent(requestID: String, csrf: String, appName: String, email: String) -> HTTPResponse {

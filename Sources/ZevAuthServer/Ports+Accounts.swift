@@ -42,6 +42,8 @@ public struct AccountsPorts: Sendable {
     public var emailCodes: any EmailCodeStore = UnconfiguredEmail()
     /// The email flows (sign-up, verification, reset, address change) beyond the codes.
     public var emailFlows: any EmailFlowStore = UnconfiguredEmail()
+    /// Passkeys (docs/passkeys.md): credentials, challenges and the offer; `StoreUnavailable` until given.
+    public var passkeys: any PasskeyStores = UnconfiguredPasskeys()
 
     /// Every port answering `StoreUnavailable`, for contexts built without this area (their requests answer 503).
     public init() {
@@ -92,6 +94,7 @@ public struct AccountsPorts: Sendable {
         closeUser = accounts
         findUser = accounts
         mfaReset = accounts
+        passkeys = store.passkeys
     }
 }
 
@@ -155,4 +158,28 @@ struct UnconfiguredEmail: SecurityNotices, EmailCodeStore, EmailFlowStore {
         -> String?
     { throw unavailable() }
     func completeEmailChange(flowID: String, userID: String, now: Date) throws -> EmailChangeResult { throw unavailable() }
+}
+
+/// The passkey ports of a context built without them: every call is `StoreUnavailable`.
+struct UnconfiguredPasskeys: PasskeyStores {
+    private func unavailable() -> StoreUnavailable { StoreUnavailable(reason: "passkeys_not_configured") }
+    func issuePasskeyChallenge(
+        hash: String, purpose: PasskeyPurpose, userID: String?, bindingHash: String, now: Date, lifetimeSeconds: Double
+    ) throws { throw unavailable() }
+    func consumePasskeyChallenge(hash: String, purpose: PasskeyPurpose, bindingHash: String, now: Date) throws -> (
+        consumed: Bool, userID: String?
+    ) { throw unavailable() }
+    func passkeyUserHandle(userID: String, candidate: [UInt8]) throws -> [UInt8] { throw unavailable() }
+    func passkeys(userID: String) throws -> [PasskeyRecord] { throw unavailable() }
+    func addPasskey(_ passkey: NewPasskey, userID: String, now: Date) throws -> PasskeyRecord? { throw unavailable() }
+    func passkeyForSignIn(credentialID: [UInt8]) throws -> PasskeyForSignIn? { throw unavailable() }
+    func recordPasskeyUse(id: String, signCount: UInt32, backedUp: Bool, now: Date) throws { throw unavailable() }
+    func createBrowserSession(tokenHash: String, userID: String, now: Date, methods: AuthenticationMethods) throws -> String {
+        throw unavailable()
+    }
+    func renamePasskey(userID: String, id: String, name: PasskeyName) throws -> Bool { throw unavailable() }
+    func removePasskey(userID: String, id: String) throws -> PasskeyRecord? { throw unavailable() }
+    func passkeyOfferFacts(userID: String) throws -> (count: Int, skippedAt: Date?) { throw unavailable() }
+    func skipPasskeyOffer(userID: String, now: Date) throws { throw unavailable() }
+    func passkeyCount(userID: String) throws -> Int { throw unavailable() }
 }

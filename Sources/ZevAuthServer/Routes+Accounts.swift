@@ -18,6 +18,7 @@ extension Routes {
         add("POST", "/account/totp/confirm") { request, _ in try accounts.confirmTOTP(request) }
         add("POST", "/account/close") { request, _ in try accounts.closeAccount(request) }
         registerEmailFlows(accounts: accounts)
+        registerPasskeys(accounts: accounts)
         add("GET", MFAFlow.path) { request, _ in try mfa.page(request) }
         add("POST", MFAFlow.path) { request, _ in try mfa.submit(request) }
         add("POST", "/v1/admin/users/{id}/close") { request, parameters in try accounts.closeUser(request, id: parameters["id"] ?? "") }
@@ -39,5 +40,31 @@ extension Routes {
         add("POST", "/account/reset/second-factor") { request, _ in try flow.resetSecondFactor(request) }
         add("POST", "/account/reset/password") { request, _ in try flow.resetPassword(request) }
         add("POST", "/account/email") { request, _ in try accounts.changeEmail(request) }
+    }
+}
+
+extension Routes {
+    /// Passkeys (docs/passkeys.md, "Endpoints"): the script, the JSON ceremonies, the account page's forms
+    /// and the offer after a sign-in.
+    mutating func registerPasskeys(accounts: AccountHandlers) {
+        let passkeys = PasskeyHandlers(context: context)
+        let script = Array(PasskeyScript.source.utf8)
+        add("GET", Pages.passkeyScriptPath) { _, _ in
+            HTTPResponse(
+                status: 200,
+                headers: HTTPHeaders([
+                    ("Content-Type", "text/javascript; charset=utf-8"), ("Cache-Control", "public, max-age=3600"),
+                    ("X-Content-Type-Options", "nosniff"),
+                ]),
+                body: script)
+        }
+        add("POST", "/account/passkeys/signin/options") { request, _ in try passkeys.signInOptions(request) }
+        add("POST", "/account/passkeys/signin") { request, _ in try passkeys.signIn(request) }
+        add("POST", "/account/passkeys/create/options") { request, _ in try passkeys.createOptions(request) }
+        add("POST", "/account/passkeys/create") { request, _ in try passkeys.create(request) }
+        add("POST", "/account/passkeys/rename") { request, _ in try accounts.renamePasskey(request) }
+        add("POST", "/account/passkeys/remove") { request, _ in try accounts.removePasskey(request) }
+        add("GET", "/account/passkeys/offer") { request, _ in try passkeys.offerPage(request) }
+        add("POST", "/account/passkeys/offer/skip") { request, _ in try passkeys.skipOffer(request) }
     }
 }

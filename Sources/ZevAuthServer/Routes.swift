@@ -44,6 +44,8 @@ struct Routes {
         // The email flows: a new password is hashed, an address change confirms the password.
         "POST /account/reset/password",
         "POST /account/email",
+        // Removing a passkey confirms the password when the sign-in is older than 10 minutes.
+        "POST /account/passkeys/remove",
     ]
 
     /// The routes that fetch from the outside over HTTPS while the request waits (association files, the

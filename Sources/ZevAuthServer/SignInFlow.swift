@@ -77,7 +77,7 @@ struct SignInFlow: Sendable {
         }
         return Pages.signIn(
             requestID: pending.record.id, csrf: pending.csrf, appName: pending.environment.projectName,
-            email: pending.record.loginHint, error: nil)
+            email: pending.record.loginHint, error: nil, passkeys: pending.passkeys)
     }
 
     /// `POST /v1/auth/zevid/signin` (form: `request`, `csrf`, `email`, `password`): checks the password
@@ -97,19 +97,20 @@ struct SignInFlow: Sendable {
             context.metrics.signIn(.password, .rateLimited)
             var response = Pages.signIn(
                 requestID: pending.record.id, csrf: pending.csrf, appName: pending.environment.projectName,
-                email: email, error: RateLimiter.pageMessage(retryAfterSeconds: seconds), status: 429)
+                email: email, error: RateLimiter.pageMessage(retryAfterSeconds: seconds), status: 429, passkeys: pending.passkeys)
             response.headers.set("Retry-After", String(seconds))
             return response
         case .wrong:
             context.metrics.signIn(.password, .invalidCredentials)
             return Pages.signIn(
                 requestID: pending.record.id, csrf: pending.csrf, appName: pending.environment.projectName,
-                email: email, error: Self.genericCredentialsMessage, invalid: ["email", "password"], status: 401)
+                email: email, error: Self.genericCredentialsMessage, invalid: ["email", "password"], status: 401,
+                passkeys: pending.passkeys)
         case .invalidEmail:
             context.metrics.signIn(.password, .invalidRequest)
             return Pages.signIn(
                 requestID: pending.record.id, csrf: pending.csrf, appName: pending.environment.projectName,
-                email: email, error: Self.invalidEmailMessage, invalid: ["email"], status: 400)
+                email: email, error: Self.invalidEmailMessage, invalid: ["email"], status: 400, passkeys: pending.passkeys)
         case .ok(let found):
             user = found
         }
@@ -143,7 +144,8 @@ struct SignInFlow: Sendable {
         // Persistent for the longest session window, so the person is recognised on the next sign-in.
         let cookie = context.setCookie(.session, token, maxAge: AccountRules.browserSessionCookieSeconds)
         context.metrics.signIn(.password, .ok)
-        return Wire.seeOther("/v1/auth/zevid/consent?request=\(pending.record.id)", cookies: [cookie, fresh.setCookie, known])
+        let next = try PasskeyHandlers(context: context).nextAfterPassword(userID: user.id, requestID: pending.record.id, form: form)
+        return Wire.seeOther(next, cookies: [cookie, fresh.setCookie, known])
     }
 
     // MARK: Consent
@@ -245,6 +247,8 @@ struct SignInFlow: Sendable {
         let record: AuthorizationRequestRecord
         let environment: EnvironmentRecord
         let csrf: String
+        /// The passkey script's context on this sign-in's page.
+        let passkeys: PasskeyPageContext
     }
 
     /// Loads the pending sign-in a form names and checks the form's CSRF token.
@@ -279,7 +283,8 @@ struct SignInFlow: Sendable {
         // CSRF token: HMAC of the pending sign-in's id under the browser's binding secret, which only
         // this browser holds (it is an HttpOnly cookie), so a cross-site form cannot know it.
         let csrf = AccountForms.csrf(secret: binding, label: "csrf:\(record.id)")
-        return .ok(Pending(record: record, environment: environment, csrf: csrf))
+        let passkeys = PasskeyPageContext(csrf: PasskeyHandlers.csrf(binding: binding), requestID: record.id)
+        return .ok(Pending(record: record, environment: environment, csrf: csrf, passkeys: passkeys))
     }
 
     /// The browser session that authenticated this pending sign-in, if this browser still holds it.

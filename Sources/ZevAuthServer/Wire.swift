@@ -55,14 +55,17 @@ enum Wire {
     }
 
     /// Headers of every HTML page: no framing (clickjacking), no third-party anything, no caching.
-    static func pageHeaders() -> HTTPHeaders {
+    /// - Parameter scripts: the page loads this server's own script (the passkey pages): the policy adds
+    ///   `script-src 'self'; connect-src 'self'` and nothing inline.
+    static func pageHeaders(scripts: Bool = false) -> HTTPHeaders {
         var headers = HTTPHeaders()
         headers.set("Content-Type", "text/html; charset=utf-8")
         headers.set("Cache-Control", "no-store")
         // No form-action: Chrome applies it to the redirect after a form post, which goes to the app.
         headers.set(
             "Content-Security-Policy",
-            "default-src 'none'; style-src 'self'; img-src 'self'; base-uri 'none'; frame-ancestors 'none'")
+            "default-src 'none'; style-src 'self'; img-src 'self'; "
+                + (scripts ? "script-src 'self'; connect-src 'self'; " : "") + "base-uri 'none'; frame-ancestors 'none'")
         headers.set("X-Frame-Options", "DENY")
         headers.set("X-Content-Type-Options", "nosniff")
         headers.set("Referrer-Policy", "no-referrer")

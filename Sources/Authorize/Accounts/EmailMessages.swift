@@ -98,6 +98,13 @@ public enum EmailMessages {
         case .codeEntryLocked:
             subject = "Code entry is locked for 24 hours"
             body = "Too many wrong codes were entered for your ZevID account, so codes cannot be entered for the next 24 hours."
+        case .passkeyRemoved:
+            subject = "A passkey was removed"
+            body = "A passkey was removed from your ZevID account. It can no longer be used to sign in."
+        case .passkeyCounterRegressed:
+            subject = "A sign-in with one of your passkeys was refused"
+            body =
+                "A sign-in with one of your ZevID passkeys was refused because the passkey looked copied. Check the passkeys on your account page and remove any you do not recognise."
         }
         let advice = "\n\nIf this was not you, change your password from your account page and sign out everywhere."
         return (

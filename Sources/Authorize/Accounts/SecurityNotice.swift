@@ -19,6 +19,11 @@ public enum SecurityNotice: String, Sendable, Equatable, CaseIterable {
     case emailChangeRequested = "email_change_requested"
     /// Code entry is locked for 24 hours after too many codes were ended by wrong attempts.
     case codeEntryLocked = "code_entry_locked"
+    /// A passkey was removed from the account page (docs/passkeys.md, "Managing").
+    case passkeyRemoved = "passkey_removed"
+    /// A passkey's signature counter went backwards, so its sign-in was refused: it may have been copied
+    /// (docs/passkeys.md, "Signing in").
+    case passkeyCounterRegressed = "passkey_counter_regressed"
 }
 
 /// Queues security notices for an account's stored address. The queue is in PostgreSQL and retried, so

@@ -138,6 +138,8 @@ public enum PasskeyFailure: String, Error, Sendable, Equatable {
     case invalid = "passkey_invalid"
     case exists = "passkey_exists"
     case limit = "passkey_limit"
+    /// The app's environment signs in verified addresses only, and this account's is not verified yet.
+    case emailUnverified = "email_unverified"
 
     /// The person-facing sentence.
     public var message: String {
@@ -150,6 +152,7 @@ public enum PasskeyFailure: String, Error, Sendable, Equatable {
         case .invalid: "That passkey couldn't be checked. Try again."
         case .exists: "This passkey is already registered."
         case .limit: "You already have \(PasskeyRules.maxPerAccount) passkeys. Remove one to add another."
+        case .emailUnverified: "Confirm your email address first: sign in with your password and enter the code we send you."
         }
     }
 

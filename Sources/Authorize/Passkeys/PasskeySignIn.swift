@@ -102,10 +102,11 @@ public struct FinishPasskeySignIn: Sendable {
 
     /// - Parameters:
     ///   - response: the assertion as received.
-    ///   - binding: this browser's binding secret (the challenge's), and the fresh one the session goes with
-    ///     is the caller's business.
+    ///   - binding: this browser's binding secret, to which the challenge was bound.
+    ///   - requireVerifiedEmail: the pending sign-in's environment admits verified addresses only; an
+    ///     unverified account is refused (`emailUnverified`) before any session starts.
     /// - Throws: `StoreUnavailable`, or when the CSPRNG fails.
-    public func callAsFunction(_ response: AssertionResponse, binding: String, now: Date) throws -> Outcome {
+    public func callAsFunction(_ response: AssertionResponse, binding: String, requireVerifiedEmail: Bool, now: Date) throws -> Outcome {
         let challenge: [UInt8]
         switch try consumeChallenge(
             clientDataJSON: response.clientDataJSON, purpose: .authenticate, bindingHash: secrets.digest(binding), store: store,
@@ -129,6 +130,7 @@ public struct FinishPasskeySignIn: Sendable {
         } catch {
             return .refused(PasskeyFailure(error))
         }
+        if requireVerifiedEmail && !found.user.emailVerified { return .refused(.emailUnverified) }
         try store.recordPasskeyUse(id: found.id, signCount: verified.signCount, backedUp: verified.backedUp, now: now)
         let methods: AuthenticationMethods = verified.backupEligible ? .syncedPasskey : .deviceBoundPasskey
         let token = try secrets.mintToken(prefix: AccountRules.browserSessionTokenPrefix)
