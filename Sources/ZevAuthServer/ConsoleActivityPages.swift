@@ -105,6 +105,10 @@ extension ConsoleHandlers {
         case "member.remove": return "Member removed"
         case "operator.mark": return "Operator marked"
         case "operator.unmark": return "Operator unmarked"
+        case "provider.create": return "Sign-in provider added"
+        case "provider.update": return "Sign-in provider changed"
+        case "provider.delete": return "Sign-in provider deleted"
+        case "project.providers.update": return "Shown sign-in providers chosen"
         default: return "Other change"
         }
     }
