@@ -66,6 +66,10 @@ public enum OAuthErrorCode: String, Sendable, CaseIterable {
     case requestNotSupported = "request_not_supported"
     /// A start with a `request_uri` (OpenID Connect Core §3.1.2.6, §6).
     case requestURINotSupported = "request_uri_not_supported"
+    /// A `request_uri` of this server's pushed requests that is unknown, used, expired or another client's
+    /// (OpenID Connect Core §6.2, RFC 9101 §10.2, RFC 9126 §4: "An expired request_uri MUST be rejected as
+    /// invalid"; docs/protocol.md#pushed-requests). Shown, never redirected.
+    case invalidRequestURI = "invalid_request_uri"
     /// A `nonce` over 512 characters or holding a control character (OpenID Connect Core §3.1.2.1): on every
     /// surface the wire says `invalid_request` with `error_description` beginning `invalid_nonce`
     /// (docs/protocol.md#start-order).
@@ -84,7 +88,8 @@ public enum OAuthErrorCode: String, Sendable, CaseIterable {
         case .invalidRequest, .invalidGrant, .unsupportedGrantType, .unsupportedResponseType, .invalidState,
             .redirectURIRequired, .redirectURIMismatch, .pkceRequired, .pkceMethodUnsupported,
             .invalidCodeChallenge, .pkceVerificationFailed, .nativeAppLimit, .nativeAppTeamMismatch, .invalidNonce,
-            .loginRequired, .consentRequired, .interactionRequired, .requestNotSupported, .requestURINotSupported:
+            .loginRequired, .consentRequired, .interactionRequired, .requestNotSupported, .requestURINotSupported,
+            .invalidRequestURI:
             return 400
         case .invalidClient, .reauthenticationRequired, .invalidToken:
             return 401
@@ -111,8 +116,8 @@ public enum OAuthErrorCode: String, Sendable, CaseIterable {
     /// - RFC 6749 codes (`invalid_request`, `invalid_client`, `invalid_grant`, `unsupported_grant_type`,
     ///   `unsupported_response_type`, `access_denied`, `server_error`, `temporarily_unavailable`) stand
     ///   for themselves everywhere; OpenID Connect Core §3.1.2.6's authorization codes (`login_required`,
-    ///   `consent_required`, `interaction_required`, `request_not_supported`, `request_uri_not_supported`)
-    ///   stand for themselves on `/oauth2/authorize`.
+    ///   `consent_required`, `interaction_required`, `request_not_supported`, `request_uri_not_supported`,
+    ///   and §6.2's `invalid_request_uri`) stand for themselves on `/oauth2/authorize` and `/oauth2/par`.
     /// - `/oauth2/authorize`: every other code is `invalid_request` (RFC 7636 §4.4.1 for the PKCE errors,
     ///   RFC 6749 §4.1.2.1 for `state` and the redirect URI).
     /// - `/oauth2/token`: `redirect_uri_required`, `redirect_uri_mismatch`, `pkce_verification_failed`
@@ -125,7 +130,8 @@ public enum OAuthErrorCode: String, Sendable, CaseIterable {
         case .invalidRequest, .invalidClient, .invalidGrant, .unsupportedGrantType, .unsupportedResponseType,
             .accessDenied, .serverError, .temporarilyUnavailable:
             return self
-        case .loginRequired, .consentRequired, .interactionRequired, .requestNotSupported, .requestURINotSupported:
+        case .loginRequired, .consentRequired, .interactionRequired, .requestNotSupported, .requestURINotSupported,
+            .invalidRequestURI:
             return endpoint == .authorize ? self : .invalidRequest
         default:
             break

@@ -40,6 +40,9 @@ public struct ClientEnvironment: Sendable, Equatable {
     public let appName: String
     /// Every callback registered for the environment.
     public let registeredRedirects: [RegisteredRedirect]
+    /// The environment's `requirePushedAuthorizationRequests` (default false): a start must resume a pushed
+    /// request (RFC 9126 §4, §6; docs/protocol.md#pushed-requests).
+    public var requiresPushedRequests = false
 
     /// Creates a client environment.
     public init(environmentID: String, kind: EnvironmentKind, appName: String, registeredRedirects: [RegisteredRedirect]) {
@@ -95,7 +98,70 @@ public enum StartDecision: Sendable, Equatable {
     case redirect(OAuthError, to: RedirectURI, state: OAuthState?)
 }
 
-/// The checks of `GET /v1/auth/zevid/start` and `GET /oauth2/authorize`, in the order of
+/// Where a start request's parameters came in: which decides the few checks that differ
+/// (docs/protocol.md#start-order, docs/protocol.md#pushed-requests).
+public enum StartEndpoint: Sendable, Equatable {
+    /// `GET /v1/auth/zevid/start`: the product codes, no `response_type`.
+    case zevAuthStart
+    /// `GET /oauth2/authorize` with the parameters in its query.
+    case authorize
+    /// `POST /oauth2/par` (RFC 9126 §2.1): the same checks, answered as JSON by the shell; `request_uri` is
+    /// `invalid_request` and an unknown client 401.
+    case pushed
+    /// `GET /oauth2/authorize` resuming a pushed request: the parameters stored when it was pushed.
+    case pushedReference
+
+    /// Whether `/oauth2/authorize`'s rules apply (the `response_type` check, RFC codes on the wire).
+    public var isStandard: Bool { self != .zevAuthStart }
+}
+
+/// A start request's parameters as decoded, in order, duplicates kept, with the names whose value could not
+/// be decoded (`StartValidator.parse(rawQuery:)`).
+public struct StartQuery: Sendable, Equatable {
+    /// Every name and decoded value, in order; an undecodable value stands as U+FFFD.
+    public let pairs: [Pair]
+    /// The names whose value could not be decoded.
+    public let undecodable: Set<String>
+
+    /// One parameter.
+    public struct Pair: Sendable, Equatable {
+        public let name: String
+        public let value: String
+        public init(_ name: String, _ value: String) {
+            self.name = name
+            self.value = value
+        }
+    }
+
+    /// A query from decoded pairs and the names that did not decode.
+    public init(pairs: [Pair], undecodable: Set<String> = []) {
+        self.pairs = pairs
+        self.undecodable = undecodable
+    }
+
+    /// A query from the parameters stored for a pushed request (`storableParameters`), every value decoded.
+    public init(stored parameters: [String: String]) {
+        self.init(pairs: parameters.sorted { $0.key < $1.key }.map { Pair($0.key, $0.value) })
+    }
+
+    /// The parameters to store for a pushed request that passed every check: each name once (check 1
+    /// passed), without the values that did not decode. Dropping those changes nothing the checks decide:
+    /// an undecodable `login_hint` or `scope` already counts as absent, and any other undecodable value of
+    /// a known parameter fails its check, so such a request is never stored (docs/protocol.md#pushed-requests).
+    public var storableParameters: [String: String] {
+        var parameters: [String: String] = [:]
+        for pair in pairs where !undecodable.contains(pair.name) { parameters[pair.name] = pair.value }
+        return parameters
+    }
+
+    /// The first value of `name`, when it decoded.
+    public func value(_ name: String) -> String? {
+        guard !undecodable.contains(name) else { return nil }
+        return pairs.first { $0.name == name }?.value
+    }
+}
+
+/// The checks of `GET /v1/auth/zevid/start`, `GET /oauth2/authorize` and `POST /oauth2/par`, in the order of
 /// docs/protocol.md#start-order.
 public enum StartValidator {
     /// The longest `login_hint` kept, in Unicode scalars (`RequestOptions.loginHintMaximumLength`).
@@ -113,8 +179,9 @@ public enum StartValidator {
     ///    `loopback_redirect_not_allowed`.
     ///
     /// Redirected, with the outer `state` when it is valid and without one otherwise:
-    /// 4. `request` → `request_not_supported`, `request_uri` → `request_uri_not_supported` (OpenID Connect
-    ///    Core §6.1, §6.2; `request` is named when both are given).
+    /// 4. a client that requires pushed requests, on a start that does not resume one → `invalid_request`
+    ///    (RFC 9126 §4); then `request` → `request_not_supported`, `request_uri` → `request_uri_not_supported`
+    ///    (OpenID Connect Core §6.1, §6.2; `request` is named when both are given).
     ///
     /// Shown (never redirected):
     /// 5. `state` missing or invalid → 400 `invalid_state`.
@@ -139,7 +206,7 @@ public enum StartValidator {
     public static func decide(
         query: [(name: String, value: String)], standardEndpoint: Bool, lookupClient: (String) -> ClientEnvironment?
     ) -> StartDecision {
-        decide(query: query, undecodable: [], standardEndpoint: standardEndpoint, lookupClient: lookupClient)
+        decide(query: query, undecodable: [], endpoint: standardEndpoint ? .authorize : .zevAuthStart, lookupClient: lookupClient)
     }
 
     /// Decides a start request from its raw query string, so that a value that cannot be decoded fails the
@@ -159,21 +226,80 @@ public enum StartValidator {
     public static func decide(
         rawQuery: String, standardEndpoint: Bool, lookupClient: (String) -> ClientEnvironment?
     ) -> StartDecision {
-        var query: [(name: String, value: String)] = []
+        decide(parse(rawQuery: rawQuery), endpoint: standardEndpoint ? .authorize : .zevAuthStart, lookupClient: lookupClient)
+    }
+
+    /// Splits a raw query (or a form body, RFC 6749 Appendix B) into a `StartQuery`: split on `&` (empty
+    /// segments skipped), each name and value decoded as `application/x-www-form-urlencoded`
+    /// (`FormURLEncoding.decodeComponent`); a value that does not decode is kept as an invalid value of its
+    /// parameter (see `decide(rawQuery:standardEndpoint:lookupClient:)`).
+    /// - Parameter rawQuery: the query without the leading `?` (or the form body), exactly as received.
+    public static func parse(rawQuery: String) -> StartQuery { parse(bytes: Array(rawQuery.utf8)) }
+
+    /// `parse(rawQuery:)` over bytes: a form body (RFC 6749 Appendix B) as received, so that a value whose
+    /// bytes are not UTF-8 fails its check exactly as in a query.
+    public static func parse(bytes: [UInt8]) -> StartQuery {
+        var pairs: [StartQuery.Pair] = []
         var undecodable: Set<String> = []
-        for segment in rawQuery.utf8.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true) {
+        for segment in bytes.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true) {
             let bytes = Array(segment)
             let equals = bytes.firstIndex(of: UInt8(ascii: "=")) ?? bytes.endIndex
             let name = (try? FormURLEncoding.decodeComponent(bytes[..<equals])) ?? undecodableValue
             let rawValue = equals < bytes.endIndex ? bytes[(equals + 1)...] : []
             if let value = try? FormURLEncoding.decodeComponent(rawValue) {
-                query.append((name, value))
+                pairs.append(StartQuery.Pair(name, value))
             } else {
-                query.append((name, undecodableValue))
+                pairs.append(StartQuery.Pair(name, undecodableValue))
                 undecodable.insert(name)
             }
         }
-        return decide(query: query, undecodable: undecodable, standardEndpoint: standardEndpoint, lookupClient: lookupClient)
+        return StartQuery(pairs: pairs, undecodable: undecodable)
+    }
+
+    /// Decides a start request that came in at `endpoint`, with the checks and order of
+    /// `decide(query:standardEndpoint:lookupClient:)`, which differ only where `endpoint` says:
+    /// - `.pushed` (`POST /oauth2/par`, RFC 9126 §2.1): check 2's `invalid_client` has status 401 (RFC 9126
+    ///   §2.3, RFC 6749 §5.2), and check 4 refuses `request_uri` with `invalid_request` ("The request_uri
+    ///   authorization request parameter is one exception, and it MUST NOT be provided"). The shell answers
+    ///   every refusal as JSON, never as a redirect.
+    /// - `.zevAuthStart` and `.authorize`: when the client requires pushed requests (RFC 9126 §4: "the
+    ///   authorization server will refuse, using the invalid_request error code"), check 4 first redirects
+    ///   `invalid_request`, with the outer `state` when it is valid (docs/protocol.md#pushed-requests).
+    /// - `.pushedReference`: the parameters stored when the request was pushed, checked again as RFC 9126 §4
+    ///   asks ("MUST validate authorization requests arising from a pushed request as it would any other").
+    /// - Parameters:
+    ///   - query: the parameters (`parse(rawQuery:)`, or `StartQuery(stored:)`).
+    ///   - endpoint: where they came in.
+    ///   - lookupClient: the environment of a publishable key, or `nil` when unknown.
+    public static func decide(
+        _ query: StartQuery, endpoint: StartEndpoint, lookupClient: (String) -> ClientEnvironment?
+    ) -> StartDecision {
+        decide(
+            query: query.pairs.map { (name: $0.name, value: $0.value) }, undecodable: query.undecodable, endpoint: endpoint,
+            lookupClient: lookupClient)
+    }
+
+    /// Whether a request to `/oauth2/authorize` resumes one of the server's pushed requests.
+    public enum PushedReference: Sendable, Equatable {
+        /// No `request_uri` of ours: the query is checked as it stands (a foreign `request_uri` is check 4's).
+        case none
+        /// `client_id` and the random part of one of the server's request URIs (`PushedRequestURI.reference`).
+        case reference(clientID: String, reference: String)
+    }
+
+    /// RFC 9126 §4: a `request_uri` with the server's prefix (`PushedRequestURI.prefix`) names a pushed
+    /// request, and then only it and `client_id` are read: the other query parameters are ignored, as RFC
+    /// 9101 §5 and §6.3 (which §4 builds on) ask of parameters outside the referenced request. Check 1 still
+    /// comes first: a query that repeats a parameter, or whose `client_id` or `request_uri` did not decode, is
+    /// `.none` and fails the ordinary checks; so is one without `client_id` (check 2, RFC 9126 §4's example
+    /// sends it and RFC 9101 §5 requires it).
+    public static func pushedReference(_ query: StartQuery) -> PushedReference {
+        guard case .success(let parameters) = uniqueParameters(query.pairs.map { (name: $0.name, value: $0.value) }),
+            !query.undecodable.contains("request_uri"), !query.undecodable.contains("client_id"),
+            let requestURI = present(parameters["request_uri"]), let reference = PushedRequestURI.reference(requestURI),
+            let clientID = present(parameters["client_id"])
+        else { return .none }
+        return .reference(clientID: clientID, reference: reference)
     }
 
     /// Stands in for a name or value that could not be decoded: non-empty (so it is not "missing") and
@@ -181,7 +307,7 @@ public enum StartValidator {
     private static let undecodableValue = "\u{FFFD}"
 
     private static func decide(
-        query: [(name: String, value: String)], undecodable: Set<String>, standardEndpoint: Bool,
+        query: [(name: String, value: String)], undecodable: Set<String>, endpoint: StartEndpoint,
         lookupClient: (String) -> ClientEnvironment?
     ) -> StartDecision {
         let parameters: [String: String]
@@ -191,7 +317,9 @@ public enum StartValidator {
         }
         let client: ClientEnvironment
         switch checkClient(parameters, lookupClient: lookupClient) {
-        case .failure(let error): return .show(error)
+        case .failure(let error):
+            // RFC 9126 §2.3: the pushed request endpoint answers as the token endpoint does (RFC 6749 §5.2).
+            return .show(endpoint == .pushed ? OAuthError(error.code, error.description, status: 401) : error)
         case .success(let found): client = found
         }
         let redirect: RedirectURI
@@ -201,13 +329,16 @@ public enum StartValidator {
         }
         // 4. Request objects, before the state they may carry: the outer state comes back only when valid.
         let outerState = undecodable.contains("state") ? nil : checkState(parameters)
-        if let error = checkRequestObject(parameters) {
+        if let error = checkPushedRequired(client, endpoint: endpoint) {
+            return .redirect(error, to: redirect, state: outerState)
+        }
+        if let error = checkRequestObject(parameters, endpoint: endpoint) {
             return .redirect(error, to: redirect, state: outerState)
         }
         guard let state = outerState else {
             return .show(OAuthError(.invalidState, "state must be 1 to 512 characters with no control character."))
         }
-        if standardEndpoint, let error = checkResponseType(parameters) {
+        if endpoint.isStandard, let error = checkResponseType(parameters) {
             return .redirect(error, to: redirect, state: state)
         }
         let challenge: CodeChallenge
@@ -314,15 +445,27 @@ public enum StartValidator {
     /// `request_uri_parameter_supported: false`). Decided before `state` and PKCE because both may travel
     /// only inside the object, and after the redirect URI is trusted so the client hears the OpenID code
     /// (§3.1.2.6). An empty value counts as missing; an undecodable one is still present. With both given
-    /// (§6 forbids it), `request` is named.
-    static func checkRequestObject(_ parameters: [String: String]) -> OAuthError? {
+    /// (§6 forbids it), `request` is named. At `POST /oauth2/par`, `request_uri` is `invalid_request`
+    /// (RFC 9126 §2.1: it "MUST NOT be provided"). The server's own request URIs never reach this check
+    /// (docs/protocol.md#pushed-requests): `Start` resumes them before deciding.
+    static func checkRequestObject(_ parameters: [String: String], endpoint: StartEndpoint = .authorize) -> OAuthError? {
         if present(parameters["request"]) != nil {
             return OAuthError(.requestNotSupported, "Request objects (the request parameter) are not supported.")
+        }
+        if endpoint == .pushed, present(parameters["request_uri"]) != nil {
+            return OAuthError(.invalidRequest, "A pushed authorization request must not carry request_uri (RFC 9126 §2.1).")
         }
         if present(parameters["request_uri"]) != nil {
             return OAuthError(.requestURINotSupported, "Request objects by reference (request_uri) are not supported.")
         }
         return nil
+    }
+
+    /// RFC 9126 §4 and docs/protocol.md#pushed-requests: a client whose environment requires pushed requests
+    /// may start only by resuming one; on both starts, after its redirect URI is trusted, `invalid_request`.
+    static func checkPushedRequired(_ client: ClientEnvironment, endpoint: StartEndpoint) -> OAuthError? {
+        guard client.requiresPushedRequests, endpoint == .zevAuthStart || endpoint == .authorize else { return nil }
+        return OAuthError(.invalidRequest, "This client must use pushed authorization requests (POST /oauth2/par).")
     }
 
     /// docs/protocol.md#start-check-5 and docs/protocol.md#state: 1–512 scalars, no Cc. Missing and empty

@@ -1,4 +1,5 @@
 import Authorize
+import Encoding
 import Foundation
 import Postgres
 
@@ -303,5 +304,45 @@ extension PostgresAuthorizations: StartStore {
         }
         return RecordedSignIn(
             requestID: try row.string("id"), mintedBinding: try row.bool("minted"), authenticated: try row.bool("authenticated"))
+    }
+}
+
+extension PostgresAuthorizations: PushedRequestStore {
+    /// Records a pushed request (sql/024_pushed_authorization_requests.sql): the parameters as a JSON object.
+    public func recordPushedRequest(_ request: PushedRequest) throws {
+        let parameters = JSONValue.object(request.parameters.sorted { $0.key < $1.key }.map { ($0.key, JSONValue.string($0.value)) })
+        try PostgresEdge.run {
+            try pool.query(
+                """
+                INSERT INTO pushed_authorization_requests (environment_id, reference_hash, parameters, created_at, expires_at)
+                VALUES ($1::uuid, $2, $3::jsonb, to_timestamp($4::float8), to_timestamp($5::float8))
+                """,
+                [
+                    request.environmentID, request.referenceHash, String(decoding: JSONWriter.encode(parameters), as: UTF8.self),
+                    SQLTime.parameter(request.createdAt), SQLTime.parameter(request.expiresAt),
+                ])
+        }
+    }
+
+    /// Uses a pushed request once (RFC 9126 §4): ONE statement marks it used only when it is this
+    /// environment's, unused and unexpired at `now`, and returns its parameters; concurrent uses on any number
+    /// of instances serialise on the row, and exactly one sees `NOT used`.
+    public func consumePushedRequest(referenceHash: String, environmentID: String, now: Date) throws -> [String: String]? {
+        guard UUID(uuidString: environmentID) != nil else { return nil }
+        return try PostgresEdge.run {
+            let result = try pool.query(
+                """
+                UPDATE pushed_authorization_requests SET used = true
+                WHERE environment_id = $2::uuid AND reference_hash = $1 AND NOT used AND expires_at > to_timestamp($3::float8)
+                RETURNING parameters
+                """, [referenceHash, environmentID, SQLTime.parameter(now)])
+            guard let text = result.first?["parameters"], let members = (try? JSONValue.parse(text))?.objectValue else { return nil }
+            var parameters: [String: String] = [:]
+            for (name, value) in members {
+                guard let string = value.stringValue else { return nil }
+                parameters[name] = string
+            }
+            return parameters
+        }
     }
 }

@@ -12,7 +12,7 @@ extension PostgresStore {
         public var auditRows: Int = 0
     }
 
-    /// Deletes what can no longer matter: pending sign-ins, MFA challenges, browser binding records, email
+    /// Deletes what can no longer matter: pending sign-ins, pushed authorization requests, MFA challenges, browser binding records, email
     /// messages and codes, and
     /// rate-limit windows that ended before `before`, and authorization codes that expired before it and produced no live session
     /// (a live session keeps its code, so a late valid replay still revokes it). Safe on any number of
@@ -38,6 +38,8 @@ extension PostgresStore {
         try pool.query(
             "DELETE FROM email_outbox WHERE COALESCE(sent_at, failed_at) < to_timestamp($1::float8)", cutoff)
         try pool.query("DELETE FROM email_codes WHERE expires_at < to_timestamp($1::float8)", cutoff)
+        // Pushed authorization requests (sql/024): a pushed request is useless past its 60 seconds.
+        try pool.query("DELETE FROM pushed_authorization_requests WHERE expires_at < to_timestamp($1::float8)", cutoff)
         // Upstream ID tokens accepted once (sql/023): a token past its own expiry is refused on `exp` anyway.
         try pool.query("DELETE FROM upstream_token_uses WHERE expires_at < to_timestamp($1::float8)", cutoff)
         var counts = PruneCounts(

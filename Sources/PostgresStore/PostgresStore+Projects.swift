@@ -85,7 +85,7 @@ public struct PostgresTenancy: Sendable {
     public static let environmentColumns = """
         e.id, e.project_id, p.name AS project_name, e.kind, e.publishable_key, e.session_max_age_days,
         e.session_idle_days, e.access_token_ttl_minutes, e.refresh_reuse_grace_seconds, e.id_token_signing_alg,
-        e.require_verified_email
+        e.require_verified_email, e.require_pushed_authorization_requests
         """
 
     /// An environment from a row with `environmentColumns`.
@@ -102,6 +102,7 @@ public struct PostgresTenancy: Sendable {
             refreshReuseGraceSeconds: try row.int("refresh_reuse_grace_seconds"),
             requireVerifiedEmail: row["require_verified_email"] == "t")
         environment.idTokenSigningAlg = row["id_token_signing_alg"].flatMap(SigningAlgorithm.init(rawValue:)) ?? .rs256
+        environment.requirePushedAuthorizationRequests = row["require_pushed_authorization_requests"] == "t"
         return environment
     }
 
@@ -184,13 +185,15 @@ public struct PostgresTenancy: Sendable {
                         access_token_ttl_minutes = COALESCE($4::integer, access_token_ttl_minutes),
                         refresh_reuse_grace_seconds = COALESCE($5::integer, refresh_reuse_grace_seconds),
                         id_token_signing_alg = COALESCE($6, id_token_signing_alg),
-                        require_verified_email = COALESCE($7::boolean, require_verified_email)
+                        require_verified_email = COALESCE($7::boolean, require_verified_email),
+                        require_pushed_authorization_requests = COALESCE($8::boolean, require_pushed_authorization_requests)
                     WHERE id = $1
                     """,
                     [
                         environmentID, update.sessionMaxAgeDays.map(String.init), update.sessionIdleDays.map(String.init),
                         update.accessTokenTTLMinutes.map(String.init), update.refreshReuseGraceSeconds.map(String.init),
                         update.idTokenSigningAlg?.rawValue, update.requireVerifiedEmail.map { $0 ? "true" : "false" },
+                        update.requirePushedAuthorizationRequests.map { $0 ? "true" : "false" },
                     ])
                 try AuditRows.insert(audit, on: connection)
                 return try connection.query(

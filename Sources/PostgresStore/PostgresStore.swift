@@ -56,9 +56,10 @@ public final class PostgresStore: Sendable {
                         host: uri.host ?? "", path: String(uri.pathAndQuery.prefix { $0 != "?" }), domainVerified: domainVerified,
                         production: environment.kind == .production)))
         }
-        let client = ClientEnvironment(
+        var client = ClientEnvironment(
             environmentID: environment.id, kind: environment.kind,
             appName: environment.projectName, registeredRedirects: registered)
+        client.requiresPushedRequests = environment.requirePushedAuthorizationRequests
         return (environment, client)
     }
 

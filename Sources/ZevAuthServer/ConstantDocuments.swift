@@ -37,6 +37,11 @@ struct ConstantDocuments: Sendable {
             "token_endpoint": .string(issuer + "/oauth2/token"),
             "revocation_endpoint": .string(issuer + "/oauth2/revoke"),
             "introspection_endpoint": .string(issuer + "/oauth2/introspect"),
+            // RFC 9126 §5. The deployment-wide default is false; an environment may require pushed requests
+            // (docs/protocol.md#pushed-requests). `request_uri_parameter_supported` stays false below: no
+            // request URI but the server's own is ever read.
+            "pushed_authorization_request_endpoint": .string(issuer + "/oauth2/par"),
+            "require_pushed_authorization_requests": false,
             "response_types_supported": ["code"],
             "response_modes_supported": ["query"],
             "grant_types_supported": ["authorization_code", "refresh_token"],

@@ -61,6 +61,8 @@ enum PersonFacingErrors {
         .requestNotSupported: notSetUp,
         .invalidNonce: notSetUp,
         .requestURINotSupported: notSetUp,
+        .invalidRequestURI: PersonFacingError(
+            headline: "This sign-in link has expired or was already used.", advice: "Go back to the app and start the sign-in again."),
         .loginRequired: PersonFacingError(
             headline: "You need to sign in first.", advice: "Go back to the app and sign in."),
         .consentRequired: PersonFacingError(

@@ -34,6 +34,8 @@ public struct RoundTripPorts: Sendable {
     public var idTokenHints: any IDTokenHintReader = NoIDTokenHints()
     /// Signs ID tokens with the current key (docs/protocol.md, OpenID Connect).
     public var idTokenSigner: any IDTokenSigner = NoSigningKeys()
+    /// The pushed authorization requests (`PushAuthorizationRequest`, `Start`; RFC 9126).
+    public var pushedRequests: any PushedRequestStore = UnavailableStores()
     /// RP-initiated logout's app session named by a hint's `sid` (`LogoutStore`).
     public var logout: any LogoutStore = UnavailableStores()
     /// The signing keys behind the JWKS and the operator's key calls (nil: those answer 503).
@@ -73,6 +75,7 @@ public struct RoundTripPorts: Sendable {
             rateLimits: store.rateLimits, pendingSignIns: store, browserBindings: store.browserBindings,
             callbacks: store.callbacks, readiness: store)
         logout = store.browserSessions
+        pushedRequests = store.authorizations
         let ring = SigningKeyRing(store: store.signingKeys, encryptionKey: encryptionKey, issuer: issuer, clock: clock)
         signingKeys = ring
         if encryptionKey != nil {
@@ -84,7 +87,9 @@ public struct RoundTripPorts: Sendable {
 
 /// Ports with no database behind them: every call answers `StoreUnavailable` (a 503), and `/readyz` is not
 /// ready. For test contexts that leave an area out.
-public struct UnavailableStores: PendingSignInStore, BrowserBindingStore, CallbackStore, ReadinessProbe, LogoutStore {
+public struct UnavailableStores: PendingSignInStore, BrowserBindingStore, CallbackStore, ReadinessProbe, LogoutStore,
+    PushedRequestStore
+{
     public init() {}
     private static let unavailable = StoreUnavailable(reason: "no_store")
     public func authorizationRequest(id: String) throws -> AuthorizationRequestRecord? { throw Self.unavailable }
@@ -106,6 +111,10 @@ public struct UnavailableStores: PendingSignInStore, BrowserBindingStore, Callba
     public func deleteCallback(environmentID: String, id: String, audit: AuditEntry) throws -> Bool { throw Self.unavailable }
     public func isReady() -> Bool { false }
     public func endAppSession(id: String, userID: String, now: Date) throws -> Bool { throw Self.unavailable }
+    public func recordPushedRequest(_ request: PushedRequest) throws { throw Self.unavailable }
+    public func consumePushedRequest(referenceHash: String, environmentID: String, now: Date) throws -> [String: String]? {
+        throw Self.unavailable
+    }
 }
 
 /// No signing keys to check a hint against: every `id_token_hint` is ignored as a hint.

@@ -18,6 +18,7 @@ extension Routes {
         add("POST", "/oauth2/userinfo") { request, _ in try userInfo.handle(request) }
         add("POST", "/oauth2/token") { request, _ in try standard.token(request) }
         add("POST", "/oauth2/revoke") { request, _ in try standard.revoke(request) }
+        add("POST", "/oauth2/par") { request, _ in try standard.pushAuthorizationRequest(request) }
         add("POST", "/oauth2/introspect") { request, _ in try standard.introspect(request) }
         add("GET", "/v1/admin/settings") { request, _ in try admin.getSettings(request) }
         add("PATCH", "/v1/admin/settings") { request, _ in try admin.patchSettings(request) }

@@ -56,7 +56,7 @@ struct SessionAdminHandlers: Sendable {
         guard let body = JSONObjectBody(request.body) else { return AdminHandlers.badBody }
         // An unknown member is described without its name: a description never echoes request input
         // (docs/protocol.md, "Errors"); only the known fields are named.
-        let extraFields = [Self.signingAlgorithmField, SettingsBody.requireVerifiedEmail]
+        let extraFields = [Self.signingAlgorithmField, SettingsBody.requireVerifiedEmail, SettingsBody.requirePushedAuthorizationRequests]
         if body.names.contains(where: { SessionSetting(rawValue: $0) == nil && !extraFields.contains($0) }) {
             let known = (SessionSetting.allCases.map(\.field) + extraFields).joined(separator: ", ")
             return Wire.error(.invalidRequest, "The body has a field that is not a setting; the settings are \(known).")
@@ -92,9 +92,16 @@ struct SessionAdminHandlers: Sendable {
             }
             requireVerified = flag
         }
+        var requirePushed: Bool?
+        if let raw = body[SettingsBody.requirePushedAuthorizationRequests] {
+            guard case .bool(let flag) = raw else {
+                return AdminHandlers.invalidField(SettingsBody.requirePushedAuthorizationRequests, "must be true or false")
+            }
+            requirePushed = flag
+        }
         switch try UpdateSessionSettings(store: context.tenancy.sessionSettings)(
             environmentID: environment.id, values: values, idTokenSigningAlg: algorithm, requireVerifiedEmail: requireVerified,
-            now: context.clock.now(), audit: try admin.audit.entry(caller, request, "settings.update"))
+            requirePushedAuthorizationRequests: requirePushed, now: context.clock.now(), audit: try admin.audit.entry(caller, request, "settings.update"))
         {
         case .outOfBounds(let setting): return AdminHandlers.invalidField(setting.field, setting.rule)
         case .environmentGone: return Wire.error(.notFound, "The environment no longer exists.")

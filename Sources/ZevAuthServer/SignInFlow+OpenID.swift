@@ -7,15 +7,6 @@ import HTTPServer
 /// `prompt=none` at the start (OpenID Connect Core 1.0 §3.1.2.1; docs/protocol.md, "prompt, max_age and
 /// hints"): the answer is always a direct 303 to the trusted redirect URI, with a code or an error.
 extension SignInFlow {
-    /// Whether the start's query asks for no interaction (`prompt` holds `none`), read leniently so that
-    /// even the start's own redirected errors are answered with a 303 rather than a page.
-    static func asksNoInteraction(_ request: HTTPRequest) -> Bool {
-        guard let pairs = try? FormURLEncoding.decode(request.rawQuery ?? "") else { return false }
-        var parameters: [String: String] = [:]
-        for (name, value) in pairs where parameters[name] == nil { parameters[name] = value }
-        return RequestOptions.asksNoInteraction(parameters)
-    }
-
     /// Decides a recorded `prompt=none` start (`NoInteraction.decide`) from what the start attached, the
     /// hint and the remembered consent, and answers it with a 303: the code when no page is needed, else
     /// `login_required`/`consent_required`/`interaction_required`, the pending sign-in then ended.

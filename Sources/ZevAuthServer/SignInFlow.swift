@@ -31,22 +31,22 @@ struct SignInFlow: Sendable {
         // inside the one statement that records the pending sign-in.
         let presented = context.cookie(.binding, in: request).flatMap { BrowserBinding.hasShape($0) ? $0 : nil }
         let startStore = ConsoleStartStore(base: context.roundTrip.start, issuer: context.configuration.issuer)
-        let outcome = try Start(store: startStore, secrets: context.secrets)(
+        let outcome = try Start(store: startStore, secrets: context.secrets, pushedRequests: context.roundTrip.pushedRequests)(
             rawQuery: request.rawQuery ?? "", standardEndpoint: standardEndpoint, presentedBinding: presented,
             browserSessionToken: context.cookie(.session, in: request), bindingLifetimeSeconds: BrowserBinding.lifetimeSeconds,
             lifetimeSeconds: Self.pendingLifetimeSeconds, now: context.clock.now())
         let surface: ErrorSurface = standardEndpoint ? .standard(.authorize) : .zevAuth
         switch outcome {
-        case .refused(.show(let error), _):
+        case .refused(.show(let error), _, _):
             return show(error, request, surface: surface)
-        case .refused(.redirect(let error, let to, let state), let appName):
+        case .refused(.redirect(let error, let to, let state), let appName, let asksNoInteraction):
             // prompt=none: never a page once the redirect URI is trusted, "Return to the app" included.
             // The console is no app: its callback is this server's own page, never held for a gesture.
             let console = AccountForms.query(request, "client_id") == ConsoleClient.clientID
             return redirectError(
                 error, to: to, state: state, appName: appName ?? "the app",
-                heldForGesture: !Self.asksNoInteraction(request) && !console, surface: surface)
-        case .refused(.proceed, _):
+                heldForGesture: !asksNoInteraction && !console, surface: surface)
+        case .refused(.proceed, _, _):
             throw ServerFailure.inconsistent("start refused a request that passed its checks")
         case .recorded(let recorded, let binding, let validated):
             let setCookies =

@@ -210,6 +210,48 @@ struct StandardOAuthHandlers: Sendable {
         return result.response(on: .standard(.token))
     }
 
+    // MARK: Pushed authorization requests
+
+    /// `POST /oauth2/par` (RFC 9126 §2; docs/protocol.md#pushed-requests), form-encoded. In order: the
+    /// `Content-Type` (400 `invalid_request`), client authentication (`ClientAuthentication`: public clients
+    /// only today, credentials 401 `invalid_client`), then the start's ordered checks on the body's
+    /// parameters (`PushAuthorizationRequest`). 201 `{"request_uri","expires_in"}`, or the check's error as
+    /// JSON (§2.3): never a redirect or a page. Every refusal is 400 except `invalid_client`, 401 with
+    /// `WWW-Authenticate` as at the token endpoint; `error` is spelled as on `/oauth2/authorize`, with the
+    /// product code first in `error_description`.
+    func pushAuthorizationRequest(_ request: HTTPRequest) throws -> HTTPResponse {
+        if let problem = Self.contentTypeProblem(request) { return Self.pushedError(problem) }
+        let query = StartValidator.parse(bytes: request.body)
+        let scheme = request.headers["Authorization"].map(Self.authorizationScheme)
+        if let problem = ClientAuthentication.checkPublicClient(
+            parameterNames: Set(query.pairs.map(\.name)), authorizationScheme: scheme)
+        {
+            return Self.pushedError(problem, basic: scheme == "basic")
+        }
+        let startStore = ConsoleStartStore(base: context.roundTrip.start, issuer: context.configuration.issuer)
+        switch try PushAuthorizationRequest(clients: startStore, store: context.roundTrip.pushedRequests, secrets: context.secrets)(
+            body: query, now: context.clock.now())
+        {
+        case .refused(let error):
+            return Self.pushedError(error)
+        case .pushed(let requestURI, let expiresIn):
+            return Wire.json(status: 201, ["request_uri": .string(requestURI), "expires_in": .int(expiresIn)] as JSONValue)
+        }
+    }
+
+    /// A PAR refusal (RFC 9126 §2.3): 401 for `invalid_client` (challenging `Basic` when the client used it,
+    /// RFC 6749 §5.2, else `Bearer` as the token endpoint does), 400 otherwise.
+    private static func pushedError(_ error: OAuthError, basic: Bool = false) -> HTTPResponse {
+        let surface = ErrorSurface.standard(.authorize)
+        let unauthorized = error.code == .invalidClient
+        var response = Wire.json(
+            status: unauthorized ? 401 : 400,
+            ["error": .string(error.wireError(on: surface)), "error_description": .string(error.wireDescription(on: surface))]
+                as JSONValue)
+        if unauthorized { response.headers.set("WWW-Authenticate", basic ? "Basic realm=\"ZevAuth\"" : "Bearer") }
+        return response
+    }
+
     // MARK: Revocation
 
     /// `POST /oauth2/revoke` (RFC 7009 §2.1), form `token`, optional `token_type_hint` (ignored: both

@@ -70,18 +70,22 @@ struct DomainBody: JSONEncodable {
     }
 }
 
-/// The settings of an environment: the four session settings and `requireVerifiedEmail`.
+/// The settings of an environment: the four session settings, the ID tokens' algorithm,
+/// `requireVerifiedEmail` and `requirePushedAuthorizationRequests`.
 struct SettingsBody: JSONEncodable {
     let environment: EnvironmentRecord
 
     /// The boolean setting's field (docs/protocol.md, "Email verification").
     static let requireVerifiedEmail = "requireVerifiedEmail"
+    /// The boolean setting's field (docs/protocol.md#pushed-requests).
+    static let requirePushedAuthorizationRequests = "requirePushedAuthorizationRequests"
 
     func encode(to writer: inout JSONWriter) {
         writer.object { object in
             for setting in SessionSetting.allCases { object.field(setting.field, setting.value(in: environment)) }
             object.field(SessionAdminHandlers.signingAlgorithmField, environment.idTokenSigningAlg.rawValue)
             object.field(Self.requireVerifiedEmail, environment.requireVerifiedEmail)
+            object.field(Self.requirePushedAuthorizationRequests, environment.requirePushedAuthorizationRequests)
         }
     }
 }

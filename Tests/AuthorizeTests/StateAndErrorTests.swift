@@ -95,7 +95,7 @@ import Testing
         (.notFound, 404), (.conflict, 409), (.accessDenied, 403), (.serverError, 500), (.temporarilyUnavailable, 503),
         // OpenID Connect Core §3.1.2.6 (redirected; 400 when answered directly).
         (.loginRequired, 400), (.consentRequired, 400), (.interactionRequired, 400), (.requestNotSupported, 400),
-        (.requestURINotSupported, 400),
+        (.requestURINotSupported, 400), (.invalidRequestURI, 400),
     ])
     func statusComesFromTheContract(code: OAuthErrorCode, status: Int) {
         #expect(code.httpStatus == status)
@@ -117,6 +117,7 @@ import Testing
         (.loginRequired, .authorize, .loginRequired),
         (.consentRequired, .authorize, .consentRequired),
         (.requestURINotSupported, .authorize, .requestURINotSupported),
+        (.invalidRequestURI, .authorize, .invalidRequestURI),
         (.redirectURIRequired, .token, .invalidGrant),
         (.redirectURIMismatch, .token, .invalidGrant),
         (.pkceVerificationFailed, .token, .invalidGrant),
@@ -141,9 +142,10 @@ import Testing
             .invalidRequest, .invalidClient, .invalidGrant, .unsupportedGrantType, .unsupportedResponseType,
             .accessDenied, .serverError, .temporarilyUnavailable,
         ]
-        // OpenID Connect Core §3.1.2.6 adds its authorization error codes to RFC 6749's.
+        // OpenID Connect Core §3.1.2.6 and §6.2 add their authorization error codes to RFC 6749's.
         let openID: Set<OAuthErrorCode> = [
             .loginRequired, .consentRequired, .interactionRequired, .requestNotSupported, .requestURINotSupported,
+            .invalidRequestURI,
         ]
         for code in OAuthErrorCode.allCases {
             #expect(rfc6749.union(openID).contains(code.rfcCode(at: .authorize)), "\(code)")

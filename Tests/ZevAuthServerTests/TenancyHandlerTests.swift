@@ -124,10 +124,11 @@ import ZevAuthTesting
         #expect(
             Set(changed.body.keys) == [
                 "sessionMaxAgeDays", "sessionIdleDays", "accessTokenTtlMinutes", "refreshReuseGraceSeconds", "idTokenSigningAlg",
-                "requireVerifiedEmail",
+                "requireVerifiedEmail", "requirePushedAuthorizationRequests",
             ])
         #expect(changed.body["idTokenSigningAlg"] as? String == "RS256")
         #expect(changed.body["requireVerifiedEmail"] as? Bool == false)
+        #expect(changed.body["requirePushedAuthorizationRequests"] as? Bool == false)
     }
 
     @Test func keysRotateButTheLastLiveOneStays() {

@@ -79,21 +79,31 @@ public protocol StartStore: Sendable {
 }
 
 /// `GET /v1/auth/zevid/start` and `GET /oauth2/authorize`: the ordered checks (`StartValidator`, the
-/// policy), then the pending sign-in.
+/// policy), then the pending sign-in. On `/oauth2/authorize`, a `request_uri` the server issued
+/// (`POST /oauth2/par`) is used once and its stored parameters are checked in place of the query's
+/// (RFC 9126 §4; docs/protocol.md#pushed-requests).
 public struct Start: Sendable {
     let store: any StartStore
     let secrets: any Secrets
+    let pushedRequests: (any PushedRequestStore)?
 
-    public init(store: any StartStore, secrets: any Secrets) {
+    /// - Parameters:
+    ///   - store: the client read and the pending sign-in's write.
+    ///   - secrets: the CSPRNG and digest.
+    ///   - pushedRequests: the pushed requests; nil treats the server's own request URIs as unknown.
+    public init(store: any StartStore, secrets: any Secrets, pushedRequests: (any PushedRequestStore)? = nil) {
         self.store = store
         self.secrets = secrets
+        self.pushedRequests = pushedRequests
     }
 
     /// What the start decided and, when it proceeded, what it recorded.
     public enum Outcome: Sendable, Equatable {
         /// A check failed (`StartDecision.show` or `.redirect`); nothing was written. `appName` is the
-        /// client's when it was found.
-        case refused(StartDecision, appName: String?)
+        /// client's when it was found; `asksNoInteraction` is whether the checked parameters hold
+        /// `prompt=none` (`RequestOptions.asksNoInteraction`), so that a redirected error is never held for a
+        /// gesture.
+        case refused(StartDecision, appName: String?, asksNoInteraction: Bool)
         /// The pending sign-in is recorded; `binding` is the browser's binding id (fresh when minted);
         /// `request` is what the checks validated (its OpenID Connect options decide `prompt=none`).
         case recorded(RecordedSignIn, binding: String, request: ValidatedStartRequest)
@@ -109,10 +119,23 @@ public struct Start: Sendable {
         rawQuery: String, standardEndpoint: Bool, presentedBinding: String?, browserSessionToken: String?,
         bindingLifetimeSeconds: Double, lifetimeSeconds: Double, now: Date
     ) throws -> Outcome {
-        var lookupFailure: (any Error)?
+        var query = StartValidator.parse(rawQuery: rawQuery)
+        var endpoint: StartEndpoint = standardEndpoint ? .authorize : .zevAuthStart
         var found: StartClient?
-        let decision = StartValidator.decide(rawQuery: rawQuery, standardEndpoint: standardEndpoint) { clientID in
+        var resumedClientID: String?
+        if standardEndpoint, case .reference(let clientID, let reference) = StartValidator.pushedReference(query) {
+            switch try resume(clientID: clientID, reference: reference, now: now) {
+            case .failure(let refusal): return refusal.outcome
+            case .success(let (client, parameters)):
+                (found, resumedClientID) = (client, clientID)
+                query = StartQuery(stored: parameters)
+                endpoint = .pushedReference
+            }
+        }
+        var lookupFailure: (any Error)?
+        let decision = StartValidator.decide(query, endpoint: endpoint) { clientID in
             do {
+                if let found, clientID == resumedClientID { return found.client }
                 found = try store.startClient(publishableKey: clientID)
                 return found?.client
             } catch {
@@ -122,7 +145,7 @@ public struct Start: Sendable {
         }
         if let lookupFailure { throw lookupFailure }
         guard case .proceed(let validated) = decision, let found else {
-            return .refused(decision, appName: found?.client.appName)
+            return .refused(decision, appName: found?.client.appName, asksNoInteraction: Self.asksNoInteraction(query))
         }
         let fresh = try secrets.mintToken(prefix: "zbb_")
         let recorded = try store.recordPendingSignIn(
@@ -132,5 +155,38 @@ public struct Start: Sendable {
                 browserSessionTokenHash: validated.prompt == .login ? nil : browserSessionToken.map { secrets.digest($0) },
                 sessionMaxAgeDays: found.sessionMaxAgeDays, now: now, lifetimeSeconds: lifetimeSeconds))
         return .recorded(recorded, binding: recorded.mintedBinding ? fresh : (presentedBinding ?? fresh), request: validated)
+    }
+
+    /// RFC 9126 §4: the pushed request named by `reference`, used once, only by the client that pushed it.
+    /// An unknown client is check 2's `invalid_client`; a request URI that is unknown, used, expired or
+    /// another client's is `invalid_request_uri`; both shown, never redirected (no redirect URI can be
+    /// trusted from a request that cannot be found).
+    private func resume(clientID: String, reference: String, now: Date) throws -> Result<(StartClient, [String: String]), Refusal> {
+        guard let client = try store.startClient(publishableKey: clientID) else {
+            let error = OAuthError(.invalidClient, "client_id is missing or unknown.", status: 400)
+            return .failure(Refusal(.refused(.show(error), appName: nil, asksNoInteraction: false)))
+        }
+        guard
+            let pushedRequests,
+            let parameters = try pushedRequests.consumePushedRequest(
+                referenceHash: secrets.digest(reference), environmentID: client.client.environmentID, now: now)
+        else {
+            let error = OAuthError(
+                .invalidRequestURI, "The request_uri is unknown, expired, already used or not this client's.")
+            return .failure(Refusal(.refused(.show(error), appName: client.client.appName, asksNoInteraction: false)))
+        }
+        return .success((client, parameters))
+    }
+
+    /// A refusal carried out of `resume`.
+    private struct Refusal: Error {
+        let outcome: Outcome
+        init(_ outcome: Outcome) { self.outcome = outcome }
+    }
+
+    /// `prompt` holds `none` among the checked parameters (the first `prompt`, when it decoded).
+    static func asksNoInteraction(_ query: StartQuery) -> Bool {
+        guard let prompt = query.value("prompt") else { return false }
+        return RequestOptions.asksNoInteraction(["prompt": prompt])
     }
 }

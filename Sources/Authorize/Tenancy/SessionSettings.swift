@@ -90,19 +90,21 @@ public struct UpdateSessionSettings: Sendable {
     ///   - environmentID: the calling key's environment.
     ///   - values: the whole numbers given, by setting.
     ///   - requireVerifiedEmail: the boolean setting, when given.
+    ///   - requirePushedAuthorizationRequests: the boolean setting, when given (docs/protocol.md#pushed-requests).
     ///   - now: when the change happens (sessions past a window are ended as of it).
     ///   - idTokenSigningAlg: the ID tokens' new algorithm, or nil to keep it.
     ///   - audit: the `settings.update` row, written with the change.
     /// - Throws: `StoreUnavailable`.
     public func callAsFunction(
         environmentID: String, values: [SessionSetting: Int], idTokenSigningAlg: SigningAlgorithm? = nil,
-        requireVerifiedEmail: Bool? = nil, now: Date, audit: AuditEntry
+        requireVerifiedEmail: Bool? = nil, requirePushedAuthorizationRequests: Bool? = nil, now: Date, audit: AuditEntry
     ) throws -> Outcome {
         switch Self.update(values) {
         case .failure(let problem): return .outOfBounds(problem.setting)
         case .success(var update):
             update.idTokenSigningAlg = idTokenSigningAlg
             update.requireVerifiedEmail = requireVerifiedEmail
+            update.requirePushedAuthorizationRequests = requirePushedAuthorizationRequests
             guard let updated = try store.updateSessionSettings(environmentID: environmentID, update, now: now, audit: audit) else {
                 return .environmentGone
             }

@@ -27,6 +27,9 @@ public struct EnvironmentRecord: Sendable, Equatable {
     /// Whether a sign-in asks an unverified account for an emailed code after its password
     /// (`requireVerifiedEmail`, default false; docs/protocol.md, "Email verification").
     public let requireVerifiedEmail: Bool
+    /// Whether every sign-in must start from a pushed authorization request
+    /// (`requirePushedAuthorizationRequests`, default false; RFC 9126 §4; docs/protocol.md#pushed-requests).
+    public var requirePushedAuthorizationRequests = false
 
     /// Creates an environment record (stores build it from a row; tests from literals).
     public init(
@@ -146,6 +149,8 @@ public struct SessionSettingsUpdate: Sendable, Equatable {
     public var idTokenSigningAlg: SigningAlgorithm?
     /// `requireVerifiedEmail` (docs/protocol.md, "Email verification").
     public var requireVerifiedEmail: Bool?
+    /// `requirePushedAuthorizationRequests` (docs/protocol.md#pushed-requests), or nil to keep it.
+    public var requirePushedAuthorizationRequests: Bool?
 
     /// Creates an update; nil fields keep their value.
     public init(
