@@ -101,7 +101,8 @@ struct SessionAdminHandlers: Sendable {
         }
         switch try UpdateSessionSettings(store: context.tenancy.sessionSettings)(
             environmentID: environment.id, values: values, idTokenSigningAlg: algorithm, requireVerifiedEmail: requireVerified,
-            requirePushedAuthorizationRequests: requirePushed, now: context.clock.now(), audit: try admin.audit.entry(caller, request, "settings.update"))
+            requirePushedAuthorizationRequests: requirePushed, now: context.clock.now(),
+            audit: try admin.audit.entry(caller, request, "settings.update"))
         {
         case .outOfBounds(let setting): return AdminHandlers.invalidField(setting.field, setting.rule)
         case .environmentGone: return Wire.error(.notFound, "The environment no longer exists.")

@@ -79,7 +79,7 @@ import Testing
                 "reauthentication_required", "native_app_limit", "native_app_team_mismatch", "server_error",
                 "temporarily_unavailable", "invalid_token", "forbidden", "not_found", "conflict",
                 "login_required", "consent_required", "interaction_required", "request_not_supported",
-                "request_uri_not_supported", "invalid_nonce", "insufficient_scope",
+                "request_uri_not_supported", "invalid_request_uri", "invalid_nonce", "insufficient_scope",
             ])
     }
 
