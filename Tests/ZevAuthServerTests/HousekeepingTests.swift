@@ -30,12 +30,30 @@ import ZevAuthTesting
                 [fixture.developmentKey]
             ).rows[0].int("n")
         }
+        // A pushed authorization request (sql/024), never used.
+        let pushed = try driver.postForm(
+            "/oauth2/par",
+            [
+                ("client_id", fixture.developmentKey), ("redirect_uri", SessionDriver.redirect), ("response_type", "code"),
+                ("state", "s"), ("code_challenge", PKCEPair().challenge), ("code_challenge_method", "S256"),
+            ])
+        #expect(pushed.status == 201)
+        func pushedRequests() throws -> Int {
+            try TestDatabase.pool.query(
+                """
+                SELECT count(*) AS n FROM pushed_authorization_requests
+                WHERE environment_id = (SELECT id FROM environments WHERE publishable_key = $1)
+                """, [fixture.developmentKey]
+            ).rows[0].int("n")
+        }
+        #expect(try pushedRequests() == 1)
         #expect(try codeExists(unused.code))
         #expect(try pendingSignIns() == 2)
         // Assertions name this test's own rows: a housekeeping pass elsewhere may prune them first.
         _ = try server.store.pruneExpired(before: Date().addingTimeInterval(Self.isolation + 2 * 86_400))
         #expect(try codeExists(unused.code) == false)
         #expect(try pendingSignIns() == 0)
+        #expect(try pushedRequests() == 0)
         let kept = try TestDatabase.pool.query(
             "SELECT count(*) AS n FROM authorization_codes c JOIN sessions s ON s.authorization_code_id = c.id WHERE s.id = $1",
             [live.sessionID])
