@@ -226,7 +226,7 @@ extension HTTPClient {
     }
 
     /// `Name: value` as a header (value without surrounding spaces), or `nil` for a line without a colon.
-    private static func header(_ line: String) -> HTTPClientHeader? {
+    static func header(_ line: String) -> HTTPClientHeader? {
         guard let colon = line.firstIndex(of: ":") else { return nil }
         let value = String(line[line.index(after: colon)...]).trimmingHeaderSpaces()
         return HTTPClientHeader(name: String(line[..<colon]), value: value)

@@ -13,13 +13,23 @@ public struct FetchedResponse: Sendable, Equatable {
     /// For a 3xx status, the absolute URL the `Location` header points to (resolved against the request
     /// URL); `nil` otherwise. The redirect is never followed.
     public let redirectLocation: String?
+    /// The final response's header lines, in order (only for ``HTTPSFetcher/send(_:host:port:path:headers:body:maxBytes:)``;
+    /// empty from ``HTTPSFetcher/get(host:port:path:maxBytes:)``).
+    public let headers: [HTTPClientHeader]
 
     /// A response; the fetcher builds these, tests may too.
-    public init(status: Int, contentType: String?, body: [UInt8], redirectLocation: String?) {
+    public init(status: Int, contentType: String?, body: [UInt8], redirectLocation: String?, headers: [HTTPClientHeader] = []) {
         self.status = status
         self.contentType = contentType
         self.body = body
         self.redirectLocation = redirectLocation
+        self.headers = headers
+    }
+
+    /// The first value of the header `name` (case-insensitive), or `nil`.
+    public func header(_ name: String) -> String? {
+        let wanted = name.lowercased()
+        return headers.first { $0.name.lowercased() == wanted }?.value
     }
 }
 
@@ -93,6 +103,44 @@ public final class HTTPSFetcher: Sendable {
     ///     `assetlinks.json` at 1 MiB (docs/association.md#aasa-hosting, docs/association.md#android-verification).
     /// - Returns: the response for any HTTP status, or why there is none.
     public func get(host: String, port: Int = 443, path: String, maxBytes: Int) -> Result<FetchedResponse, FetchFailure> {
+        fetch(.get, host: host, port: port, path: path, headers: [], body: [], maxBytes: maxBytes, userAgent: Self.userAgent)
+    }
+
+    /// The methods ``send(_:host:port:path:headers:body:maxBytes:)`` uses.
+    public enum Method: String, Sendable {
+        case get = "GET"
+        case post = "POST"
+    }
+
+    /// The `User-Agent` of ``send(_:host:port:path:headers:body:maxBytes:)`` (requests to upstream OpenID
+    /// providers: discovery, key sets, token endpoints).
+    public static let federationUserAgent = "ZevAuth-Federation/1"
+
+    /// A `GET` or a `POST` to `https://host[:port]/path` with every guard of ``get(host:port:path:maxBytes:)``
+    /// (the name resolved and checked, the address pinned, HTTPS verified, no redirect followed, the
+    /// timeouts and `maxBytes`), extra request `headers` (after `Accept: application/json`), a `body` for a
+    /// POST, and the response's header lines kept in ``FetchedResponse/headers``.
+    /// - Returns: the response for any HTTP status, or why there is none.
+    public func send(
+        _ method: Method, host: String, port: Int = 443, path: String, headers: [(name: String, value: String)] = [],
+        body: [UInt8] = [], maxBytes: Int
+    ) -> Result<FetchedResponse, FetchFailure> {
+        guard headers.allSatisfy({ Self.isHeaderSafe($0.name) && Self.isHeaderSafe($0.value) }) else {
+            return .failure(.connectionFailed("invalid request: a header has a control character"))
+        }
+        return fetch(
+            method, host: host, port: port, path: path, headers: headers, body: body, maxBytes: maxBytes,
+            userAgent: Self.federationUserAgent, keepHeaders: true)
+    }
+
+    private static func isHeaderSafe(_ text: String) -> Bool {
+        text.utf8.allSatisfy { $0 >= 0x20 && $0 != 0x7F }
+    }
+
+    private func fetch(
+        _ method: Method, host: String, port: Int, path: String, headers: [(name: String, value: String)], body: [UInt8],
+        maxBytes: Int, userAgent: String, keepHeaders: Bool = false
+    ) -> Result<FetchedResponse, FetchFailure> {
         let host = host.lowercased()
         guard HostName.isValid(host) else { return .failure(.dnsError("\"\(host)\" is not a valid host name")) }
         guard (1...65_535).contains(port) else { return .failure(.connectionFailed("invalid request: port \(port) is not 1-65535")) }
@@ -124,7 +172,11 @@ public final class HTTPSFetcher: Sendable {
             return .failure(.connectionFailed("libcurl could not create a transfer"))
         }
         do {
-            return .success(try transfer(easy, url: url, pin: Resolver.pinEntry(host: host, port: port, addresses: allowed)))
+            let pin = Resolver.pinEntry(host: host, port: port, addresses: allowed)
+            return .success(
+                try transfer(
+                    easy, url: url, pin: pin, method: method, headers: headers, body: body, userAgent: userAgent,
+                    keepHeaders: keepHeaders))
         } catch {
             return .failure(error.reported())
         }
@@ -134,13 +186,19 @@ public final class HTTPSFetcher: Sendable {
     /// `Accept: application/json`, and the host pinned to the checked addresses by `pin` (a
     /// `CURLOPT_RESOLVE` entry).
     /// - Throws: ``CurlFailure`` when no response came.
-    private func transfer(_ easy: CurlEasy, url: String, pin: String) throws(CurlFailure) -> FetchedResponse {
+    private func transfer(
+        _ easy: CurlEasy, url: String, pin: String, method: Method, headers: [(name: String, value: String)], body: [UInt8],
+        userAgent: String, keepHeaders: Bool
+    ) throws(CurlFailure) -> FetchedResponse {
         try easy.configure(
             url: url, protocols: "https", caFile: configuration.caFile,
             connectTimeoutMilliseconds: configuration.connectTimeoutMilliseconds,
-            timeoutMilliseconds: configuration.timeoutMilliseconds, userAgent: Self.userAgent)
+            timeoutMilliseconds: configuration.timeoutMilliseconds, userAgent: userAgent)
         try easy.set(CURLOPT_REDIR_PROTOCOLS_STR, "https", "CURLOPT_REDIR_PROTOCOLS_STR")
-        try easy.set(CURLOPT_HTTPHEADER, lines: ["Accept: application/json"], "CURLOPT_HTTPHEADER")
+        try easy.set(
+            CURLOPT_HTTPHEADER, lines: ["Accept: application/json"] + headers.map { "\($0.name): \($0.value)" }, "CURLOPT_HTTPHEADER")
+        if method == .post { try easy.setRequestBody(body) }
+        if keepHeaders { try easy.collectHeaders() }
         // The address checked by AddressPolicy is the one connected to: libcurl takes it from here and
         // never asks DNS for this host and port.
         try easy.set(CURLOPT_RESOLVE, lines: [pin], "CURLOPT_RESOLVE")
@@ -149,7 +207,9 @@ public final class HTTPSFetcher: Sendable {
         let status = try easy.longInfo(CURLINFO_RESPONSE_CODE, "getinfo")
         let contentType = try easy.stringInfo(CURLINFO_CONTENT_TYPE, "getinfo")
         let location = try (300..<400).contains(status) ? easy.stringInfo(CURLINFO_REDIRECT_URL, "getinfo") : nil
-        return FetchedResponse(status: status, contentType: contentType, body: easy.body, redirectLocation: location)
+        return FetchedResponse(
+            status: status, contentType: contentType, body: easy.body, redirectLocation: location,
+            headers: easy.headerLines.compactMap(HTTPClient.header))
     }
 
     /// libcurl's built-in CA directory (`CURLINFO_CAPATH`), which stays trusted when ``OutboundConfiguration/caFile``

@@ -116,7 +116,8 @@ public enum UpstreamFailure: Error, Sendable, Equatable {
 
 /// The port the hosted flow and the native token exchange use to talk to an upstream OpenID provider; the
 /// server implements it over its outbound fetcher (discovery, key sets, the token endpoint), and pure tests
-/// use a fake (docs/federation.md).
+/// use a fake (docs/federation.md). Synchronous like every handler here: a call blocks its thread for up
+/// to the outbound timeouts of the fetches it needs (none while discovery and keys are cached).
 public protocol UpstreamAuthority: Sendable {
     /// The URL to send the browser to: the provider's `authorization_endpoint` (from discovery) with
     /// `response_type=code`, `client_id`, `redirect_uri`, `state`, `nonce`, `code_challenge` and
@@ -125,7 +126,7 @@ public protocol UpstreamAuthority: Sendable {
     /// - Throws: `.discovery`, `.providerUnavailable`.
     func authorizationURL(
         provider: UpstreamProviderRecord, redirectURI: String, state: String, nonce: String, codeChallenge: String
-    ) async throws(UpstreamFailure) -> String
+    ) throws(UpstreamFailure) -> String
 
     /// Redeems `code` at the provider's token endpoint (with the PKCE verifier and the client's
     /// authentication) and verifies the ID token of the answer, whose `nonce` must equal `nonce` exactly
@@ -133,7 +134,7 @@ public protocol UpstreamAuthority: Sendable {
     /// - Throws: any `UpstreamFailure` but `.replayed`.
     func redeem(
         provider: UpstreamProviderRecord, code: String, codeVerifier: String, redirectURI: String, nonce: String
-    ) async throws(UpstreamFailure) -> UpstreamIdentity
+    ) throws(UpstreamFailure) -> UpstreamIdentity
 
     /// Verifies an ID token an app obtained natively (Apple's sheet, Google's Credential Manager).
     /// - Parameters:
@@ -145,5 +146,5 @@ public protocol UpstreamAuthority: Sendable {
     /// - Throws: any `UpstreamFailure` but `.tokenEndpoint` and `.replayed` (single use is the caller's).
     func verifyNative(
         provider: UpstreamProviderRecord, idToken: String, audiences: [String], rawNonce: String
-    ) async throws(UpstreamFailure) -> UpstreamIdentity
+    ) throws(UpstreamFailure) -> UpstreamIdentity
 }
