@@ -1,5 +1,5 @@
 /// The passkey pages' one script, served same-origin at `GET /account/static/passkeys.js` (docs/passkeys.md,
-/// "Pages and script"). It is progressive enhancement: without it, or in a browser without WebAuthn, the
+/// "The passkey script"). It is progressive enhancement: without it, or in a browser without WebAuthn, the
 /// pages work as before and the passkey buttons stay `hidden`.
 ///
 /// What it reads from the page: `<main id="passkey-context" data-csrf data-request>` (the form token every
@@ -33,7 +33,7 @@
 enum PasskeyScript {
     /// The script's text (UTF-8 JavaScript), served as `text/javascript`.
     static let source: String = #"""
-        // ZevID passkeys on the hosted pages (docs/passkeys.md, "Pages and script"). Progressive enhancement: without
+        // ZevID passkeys on the hosted pages (docs/passkeys.md, "The passkey script"). Progressive enhancement: without
         // this script, or in a browser without WebAuthn, the pages work as before and the passkey buttons stay hidden.
         // Same origin only (CSP script-src 'self'; connect-src 'self'); no inline handler, no library.
         "use strict";
@@ -44,7 +44,7 @@ enum PasskeyScript {
           const request = context.dataset.request || "";
 
           // A password sign-in offers to create a passkey next only when this device can hold one: the sign-in
-          // form's hidden passkey_capable field says so (docs/passkeys.md, "The offer").
+          // form's hidden passkey_capable field says so (docs/passkeys.md, "The passkey script").
           const capable = document.getElementById("passkey-capable");
           if (capable && typeof PublicKeyCredential.isUserVerifyingPlatformAuthenticatorAvailable === "function") {
             PublicKeyCredential.isUserVerifyingPlatformAuthenticatorAvailable().then(

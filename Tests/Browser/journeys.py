@@ -345,7 +345,8 @@ class Journeys:
         url, verifier = self.demo.start_url(self.callback.uri)
         b.open(url)
         b.expect_text("Sign in with ZevID", "to continue to Demo app")
-        b.expect_tab_order(["email", "password", "Sign in", "Forgot password?", "Create one"])
+        # Chromium has WebAuthn, so the passkey script shows its button (docs/passkeys.md).
+        b.expect_tab_order(["email", "password", "Sign in", "Sign in with a passkey", "Forgot password?", "Create one"])
         b.expect_reflow()
         b.screenshots("sign-in")
         b.expect_clean_console()

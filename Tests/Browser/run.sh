@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# The browser journeys (Tests/Browser/journeys.py, then the console's, Tests/Browser/console_journeys.py)
-# against a running demo server: Debian's Chromium and chromedriver (/usr/bin/chromium, /usr/bin/chromedriver;
-# never a downloaded browser or driver), Selenium, zxing-cpp (to read the enrolment page's QR code), numpy
-# and Pillow from PyPI in the project's venv.
+# The browser journeys (Tests/Browser/journeys.py, the passkey journeys of Tests/Browser/passkey_journeys.py,
+# then the console's, Tests/Browser/console_journeys.py) against a running demo server: Debian's Chromium and
+# chromedriver (/usr/bin/chromium, /usr/bin/chromedriver; never a downloaded browser or driver), Selenium,
+# zxing-cpp (to read the enrolment page's QR code), numpy, Pillow and cryptography (a passkey key of another
+# site) from PyPI in the project's venv. The passkey journeys use Chromium's virtual authenticator and need
+# the demo server's issuer on localhost (Chromium refuses WebAuthn on an IP-address origin).
 #   Tests/Browser/run.sh DEV_JSON [ARTIFACTS_DIR] [MAIL_DIR] [SITE_JSON]
 # SITE_JSON is the ready file of the local HTTPS site (Tests/Browser/https_site.py) the demo server's
 # outbound fetches reach; without it the console journeys do not run. They skip themselves ("console
@@ -20,13 +22,14 @@ for binary in /usr/bin/chromium /usr/bin/chromedriver; do
 done
 venv=.build/pyvenv
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
-"$venv/bin/pip" install -q --disable-pip-version-check selenium zxing-cpp numpy pillow
+"$venv/bin/pip" install -q --disable-pip-version-check selenium zxing-cpp numpy pillow cryptography
 rm -rf "$artifacts"
 mkdir -p "$artifacts"
 # Selenium Manager would try to download a driver; the Service names the system one, and this keeps it offline.
 export SE_OFFLINE=true
 status=0
 "$venv/bin/python" Tests/Browser/journeys.py --dev-json "$dev_json" --artifacts "$artifacts" ${mail_dir:+--mail-dir "$mail_dir"} || status=$?
+"$venv/bin/python" Tests/Browser/passkey_journeys.py --dev-json "$dev_json" --artifacts "$artifacts" || status=$?
 if [ -n "$site_json" ]; then
   "$venv/bin/python" Tests/Browser/console_journeys.py --dev-json "$dev_json" --site-json "$site_json" --artifacts "$artifacts" || status=$?
 else
