@@ -1,0 +1,400 @@
+import Crypto
+import Encoding
+import Foundation
+import Postgres
+import Testing
+import ZevAuthServer
+import ZevAuthTesting
+
+/// Passkeys on the hosted pages (docs/passkeys.md), with a software authenticator over HTTP and the real
+/// PostgreSQL: creating, listing, signing in (no TOTP, `amr` in the ID token), renaming, removing, and
+/// each refusal the contract pins.
+@Suite struct PasskeyTests {
+    /// A signed-in account browser and what the account page gave it.
+    struct Account {
+        let setup: OpenIDTests.Setup
+        let browser: TestBrowser
+        /// The signed-in forms' CSRF.
+        let formCSRF: String
+        /// The passkey calls' CSRF (`data-csrf`).
+        let passkeyCSRF: String
+        var server: TestServer { setup.server }
+        var rpID: String { "127.0.0.1" }
+    }
+
+    static func account(clock: ManualClock, configure: ((inout ServerConfiguration) -> Void)? = nil) throws -> Account {
+        let signer = FakeIDTokenSigner()
+        let server = try TestServer(clock: clock, configure: configure ?? { _ in }, ports: { $0.idTokenSigner = signer })
+        let setup = OpenIDTests.Setup(server: server, fixture: try Fixture.make(store: server.store), signer: signer)
+        let browser = server.browser()
+        _ = try AccountTests.appSession(
+            server, browser, clientID: setup.fixture.developmentKey, email: setup.fixture.email, password: setup.fixture.password)
+        let (page, csrf) = try AccountTests.accountPage(browser)
+        return Account(setup: setup, browser: browser, formCSRF: csrf, passkeyCSRF: try #require(dataCSRF(page.text)))
+    }
+
+    static func dataCSRF(_ html: String) -> String? {
+        TOTPSignInTests.between(html, "data-csrf=\"", "\"")
+    }
+
+    /// A JSON POST as the page script sends it: `Origin` the issuer unless given.
+    static func post(_ browser: TestBrowser, _ server: TestServer, _ path: String, _ body: [String: Any], origin: String? = nil) throws
+        -> TestResponse
+    {
+        var headers = [("Content-Type", "application/json")]
+        if let origin = origin ?? Optional(server.issuer), !origin.isEmpty { headers.append(("Origin", origin)) }
+        return try browser.send("POST", path, headers: headers, body: Array(try JSONSerialization.data(withJSONObject: body)))
+    }
+
+    static func challenge(_ response: TestResponse) throws -> [UInt8] {
+        let publicKey = try #require(response.json["publicKey"] as? [String: Any])
+        let text = try #require(publicKey["challenge"] as? String)
+        return try #require(Base64URL.decodeCanonical(text))
+    }
+
+    /// Creates a passkey from the account page. - Returns: the create call's answer.
+    @discardableResult
+    static func create(_ account: Account, _ authenticator: SoftwareAuthenticator, name: String? = nil) throws -> TestResponse {
+        let options = try post(account.browser, account.server, "/account/passkeys/create/options", ["csrf": account.passkeyCSRF])
+        guard options.status == 200 else { return options }
+        let publicKey = try #require(options.json["publicKey"] as? [String: Any])
+        let user = try #require(publicKey["user"] as? [String: Any])
+        let handle = try #require(user["id"] as? String)
+        authenticator.userHandle = try #require(Base64URL.decodeCanonical(handle))
+        let made = try authenticator.attestation(challenge: try challenge(options))
+        var body: [String: Any] = [
+            "csrf": account.passkeyCSRF,
+            "credential": [
+                "id": Base64URL.encode(authenticator.credentialID), "rawId": Base64URL.encode(authenticator.credentialID),
+                "type": "public-key",
+                "response": [
+                    "clientDataJSON": Base64URL.encode(made.clientDataJSON),
+                    "attestationObject": Base64URL.encode(made.attestationObject), "transports": ["internal", "hybrid"],
+                ],
+            ] as [String: Any],
+        ]
+        if let name { body["name"] = name }
+        return try post(account.browser, account.server, "/account/passkeys/create", body)
+    }
+
+    /// The assertion body for `challenge`.
+    static func assertionBody(
+        _ authenticator: SoftwareAuthenticator, challenge: [UInt8], csrf: String, request: String?, origin: String? = nil, uv: Bool = true
+    ) throws -> [String: Any] {
+        let signed = try authenticator.assertion(challenge: challenge, origin: origin, uv: uv)
+        var body: [String: Any] = [
+            "csrf": csrf,
+            "credential": [
+                "id": Base64URL.encode(authenticator.credentialID), "rawId": Base64URL.encode(authenticator.credentialID),
+                "type": "public-key",
+                "response": [
+                    "clientDataJSON": Base64URL.encode(signed.clientDataJSON),
+                    "authenticatorData": Base64URL.encode(signed.authenticatorData), "signature": Base64URL.encode(signed.signature),
+                    "userHandle": Base64URL.encode(authenticator.userHandle),
+                ],
+            ] as [String: Any],
+        ]
+        if let request { body["request"] = request }
+        return body
+    }
+
+    /// An app sign-in page (`scope=openid`) in a new browser: the browser, its PKCE pair, the pending
+    /// sign-in and the page's passkey CSRF.
+    static func appSignInPage(_ account: Account) throws -> (
+        browser: TestBrowser, pkce: PKCEPair, request: String, csrf: String, page: TestResponse
+    ) {
+        let browser = account.server.browser()
+        let pkce = PKCEPair()
+        let start = try browser.get(
+            startTarget([
+                ("client_id", account.setup.fixture.developmentKey), ("redirect_uri", OpenIDTests.redirect), ("state", "s"),
+                ("code_challenge", pkce.challenge), ("code_challenge_method", "S256"), ("scope", "openid"), ("nonce", "n"),
+            ]))
+        let page = try browser.get(try #require(start.header("location")))
+        #expect(page.status == 200)
+        return (browser, pkce, try #require(hiddenField("request", in: page.text)), try #require(dataCSRF(page.text)), page)
+    }
+
+    /// Signs in to the app with the passkey. - Returns: the sign-in call's answer, and the browser.
+    static func passkeySignIn(_ account: Account, _ authenticator: SoftwareAuthenticator, origin: String? = nil) throws -> (
+        TestResponse, TestBrowser, PKCEPair
+    ) {
+        let app = try appSignInPage(account)
+        let options = try post(app.browser, account.server, "/account/passkeys/signin/options", ["csrf": app.csrf, "request": app.request])
+        #expect(options.status == 200)
+        let body = try assertionBody(authenticator, challenge: try challenge(options), csrf: app.csrf, request: app.request, origin: origin)
+        return (try post(app.browser, account.server, "/account/passkeys/signin", body), app.browser, app.pkce)
+    }
+
+    /// Consent → code → exchange; the ID token's claims.
+    static func finish(_ account: Account, _ browser: TestBrowser, _ pkce: PKCEPair, at location: String) throws -> [String: Any] {
+        let consent = try browser.get(location)
+        #expect(consent.status == 200)
+        let allowed = try browser.postForm(
+            "/v1/auth/zevid/consent",
+            [
+                ("request", try #require(hiddenField("request", in: consent.text))),
+                ("csrf", try #require(hiddenField("csrf", in: consent.text))), ("decision", "allow"),
+            ])
+        let location = try #require(allowed.header("location"))
+        let code = try #require(queryItems(of: location)["code"])
+        let exchanged = try OpenIDTests.nativeExchange(account.setup, (code, pkce))
+        #expect(exchanged.status == 200)
+        let session = try #require(exchanged.json["session"] as? [String: Any])
+        return try #require(DecodedJWT(session["idToken"] as? String)).claims
+    }
+
+    static func activity(_ userID: String) throws -> [String] {
+        try TestDatabase.pool.query("SELECT action FROM audit_log WHERE subject_user_id = $1 ORDER BY at, id", [userID]).rows.map {
+            try $0.string("action")
+        }
+    }
+
+    static func outbox(_ userID: String, kind: String) throws -> Int {
+        try TestDatabase.pool.query(
+            "SELECT count(*) AS n FROM email_outbox WHERE user_id = $1 AND kind = $2", [userID, kind]
+        ).rows[0].int("n")
+    }
+
+    // MARK: The journey
+
+    @Test func createsListsSignsInRenamesAndRemoves() throws {
+        let clock = ManualClock()
+        let account = try Self.account(clock: clock)
+        let device = try SoftwareAuthenticator(rpID: account.rpID, origin: account.server.issuer, synced: false)
+        let synced = try SoftwareAuthenticator(
+            rpID: account.rpID, origin: account.server.issuer, synced: true, signCount: 0,
+            aaguid: Array(hex: "fbfc3007154e4ecc8c0b6e020557d7bd"))
+        let created = try Self.create(account, device, name: "Work laptop")
+        #expect(created.status == 201)
+        #expect(created.json["redirect"] as? String == "/account#passkeys")
+        #expect(created.header("cache-control") == "no-store")
+        #expect(try Self.create(account, synced).status == 201)
+
+        // Listed with name, provider, and synced or device-bound.
+        let (page, _) = try AccountTests.accountPage(account.browser)
+        #expect(page.text.contains("<section id=\"passkeys\""))
+        #expect(page.text.contains("<strong>Work laptop</strong>"))
+        #expect(page.text.contains("Passkey · This device only"))
+        #expect(page.text.contains("<strong>iCloud Keychain</strong>"))
+        #expect(page.text.contains("iCloud Keychain · Synced"))
+        #expect(page.text.contains("id=\"passkey-create\" hidden"))
+        #expect(page.header("content-security-policy")?.contains("script-src 'self'; connect-src 'self'") == true)
+        #expect(page.text.contains("<script src=\"/account/static/passkeys.js\" defer></script>"))
+
+        // Signing in skips TOTP even when enrolled; amr hwk for the device-bound passkey.
+        try TestDatabase.pool.query(
+            """
+            INSERT INTO totp_factors (user_id, secret_sealed, created_at, confirmed_at) VALUES ($1, 'x', now(), now())
+            """, [account.setup.fixture.userID])
+        let (answer, browser, pkce) = try Self.passkeySignIn(account, device)
+        #expect(answer.status == 200)
+        let next = try #require(answer.json["redirect"] as? String)
+        #expect(next.hasPrefix("/v1/auth/zevid/consent?request="))
+        let claims = try Self.finish(account, browser, pkce, at: next)
+        #expect(claims["amr"] as? [String] == ["hwk", "user", "mfa"])
+        let (syncedAnswer, syncedBrowser, syncedPKCE) = try Self.passkeySignIn(account, synced)
+        let syncedClaims = try Self.finish(account, syncedBrowser, syncedPKCE, at: try #require(syncedAnswer.json["redirect"] as? String))
+        #expect(syncedClaims["amr"] as? [String] == ["swk", "user", "mfa"])
+
+        // Rename.
+        let ids = try TestDatabase.pool.query(
+            "SELECT id FROM passkey_credentials WHERE user_id = $1 ORDER BY created_at, id", [account.setup.fixture.userID]
+        ).rows.map { try $0.string("id") }
+        #expect(ids.count == 2)
+        let renamed = try account.browser.postForm(
+            "/account/passkeys/rename", [("csrf", account.formCSRF), ("id", ids[0]), ("name", "Home desktop")])
+        #expect(renamed.status == 303)
+        #expect(try AccountTests.accountPage(account.browser).page.text.contains("<strong>Home desktop</strong>"))
+        #expect(
+            try account.browser.postForm("/account/passkeys/rename", [("csrf", account.formCSRF), ("id", ids[0]), ("name", "")]).status
+                == 400)
+
+        // Remove with a recent sign-in, then with an old one: the password is needed.
+        let removed = try account.browser.postForm("/account/passkeys/remove", [("csrf", account.formCSRF), ("id", ids[0])])
+        #expect(removed.status == 303)
+        clock.advance(by: 11 * 60)
+        let refused = try account.browser.postForm("/account/passkeys/remove", [("csrf", account.formCSRF), ("id", ids[1])])
+        #expect(refused.status == 401)
+        #expect(refused.text.contains("Enter your current password to remove a passkey."))
+        let confirmed = try account.browser.postForm(
+            "/account/passkeys/remove", [("csrf", account.formCSRF), ("id", ids[1]), ("password", account.setup.fixture.password)])
+        #expect(confirmed.status == 303)
+        #expect(try account.server.store.passkeys.passkeyCount(userID: account.setup.fixture.userID) == 0)
+
+        let events = try Self.activity(account.setup.fixture.userID)
+        #expect(events.filter { $0 == "passkey.create" }.count == 2)
+        #expect(events.filter { $0 == "signin.passkey" }.count == 2)
+        #expect(events.filter { $0 == "passkey.remove" }.count == 2)
+        #expect(try Self.outbox(account.setup.fixture.userID, kind: "passkey_removed") == 2)
+    }
+
+    // MARK: Challenges
+
+    @Test func aChallengeIsUsedOnceExpiresAndBelongsToItsBrowser() throws {
+        let clock = ManualClock()
+        let account = try Self.account(clock: clock)
+        let device = try SoftwareAuthenticator(rpID: account.rpID, origin: account.server.issuer, synced: false)
+        try Self.create(account, device)
+
+        // Replay: the second use of one challenge is refused.
+        let app = try Self.appSignInPage(account)
+        let options = try Self.post(
+            app.browser, account.server, "/account/passkeys/signin/options", ["csrf": app.csrf, "request": app.request])
+        let challenge = try Self.challenge(options)
+        let body = try Self.assertionBody(device, challenge: challenge, csrf: app.csrf, request: app.request)
+        let other = try Self.appSignInPage(account)
+        // Another browser presenting this browser's challenge (with its own csrf) is refused.
+        var stolen = body
+        stolen["csrf"] = other.csrf
+        stolen["request"] = other.request
+        let fromOther = try Self.post(other.browser, account.server, "/account/passkeys/signin", stolen)
+        #expect(fromOther.status == 400)
+        #expect(fromOther.json["error"] as? String == "passkey_challenge_expired")
+        #expect(try Self.post(app.browser, account.server, "/account/passkeys/signin", body).status == 200)
+        // The sign-in gave the browser a fresh binding: the old csrf no longer matches, so replay with it is
+        // 403; the same body from a browser whose binding is the old one is covered by `fromOther` above.
+        let replay = try Self.post(other.browser, account.server, "/account/passkeys/signin", stolen)
+        #expect(replay.json["error"] as? String == "passkey_challenge_expired")
+
+        // Replay in one browser: a refused answer uses its challenge up, so the same challenge is refused next.
+        let once = try Self.appSignInPage(account)
+        let onceOptions = try Self.post(once.browser, account.server, "/account/passkeys/signin/options", ["csrf": once.csrf])
+        let onceChallenge = try Self.challenge(onceOptions)
+        let unverified = try Self.post(
+            once.browser, account.server, "/account/passkeys/signin",
+            try Self.assertionBody(device, challenge: onceChallenge, csrf: once.csrf, request: nil, uv: false))
+        #expect(unverified.json["error"] as? String == "passkey_not_verified")
+        let again = try Self.post(
+            once.browser, account.server, "/account/passkeys/signin",
+            try Self.assertionBody(device, challenge: onceChallenge, csrf: once.csrf, request: nil))
+        #expect(again.status == 400)
+        #expect(again.json["error"] as? String == "passkey_challenge_expired")
+
+        // Expiry: 5 minutes, by the injected clock.
+        let late = try Self.appSignInPage(account)
+        let lateOptions = try Self.post(late.browser, account.server, "/account/passkeys/signin/options", ["csrf": late.csrf])
+        clock.advance(by: 301)
+        let expired = try Self.post(
+            late.browser, account.server, "/account/passkeys/signin",
+            try Self.assertionBody(device, challenge: try Self.challenge(lateOptions), csrf: late.csrf, request: nil))
+        #expect(expired.status == 400)
+        #expect(expired.json["error"] as? String == "passkey_challenge_expired")
+        #expect(expired.json["message"] as? String == "The passkey request timed out. Try again.")
+    }
+
+    @Test func refusesAnotherOriginAMissingCSRFAndTheWrongSite() throws {
+        let account = try Self.account(clock: ManualClock())
+        let app = try Self.appSignInPage(account)
+        #expect(app.page.text.contains("autocomplete=\"username webauthn\""))
+        #expect(
+            app.page.text.contains(
+                "<button type=\"button\" id=\"passkey-signin\" class=\"secondary\" hidden>Sign in with a passkey</button>"))
+        #expect(app.page.text.contains("id=\"passkey-error\" role=\"alert\""))
+        #expect(app.page.text.contains("<main id=\"passkey-context\" data-csrf=\""))
+        #expect(app.page.text.contains("data-request=\"\(app.request)\""))
+        let wrongOrigin = try Self.post(
+            app.browser, account.server, "/account/passkeys/signin/options", ["csrf": app.csrf], origin: "https://evil.example")
+        #expect(wrongOrigin.status == 403)
+        #expect(wrongOrigin.json["error"] as? String == "invalid_request")
+        let noOrigin = try Self.post(app.browser, account.server, "/account/passkeys/signin/options", ["csrf": app.csrf], origin: "")
+        #expect(noOrigin.status == 403)
+        let noCSRF = try Self.post(app.browser, account.server, "/account/passkeys/signin/options", [:])
+        #expect(noCSRF.status == 403)
+        let forged = try Self.post(account.browser, account.server, "/account/passkeys/create/options", ["csrf": "forged"])
+        #expect(forged.status == 403)
+
+        // A passkey made for another origin is refused as another site's.
+        let device = try SoftwareAuthenticator(rpID: account.rpID, origin: account.server.issuer, synced: false)
+        try Self.create(account, device)
+        let (answer, _, _) = try Self.passkeySignIn(account, device, origin: "https://evil.example")
+        #expect(answer.status == 400)
+        #expect(answer.json["error"] as? String == "passkey_wrong_site")
+        // An unknown credential.
+        let stranger = try SoftwareAuthenticator(rpID: account.rpID, origin: account.server.issuer, synced: false)
+        stranger.userHandle = device.userHandle
+        let (unknown, _, _) = try Self.passkeySignIn(account, stranger)
+        #expect(unknown.json["error"] as? String == "passkey_unknown")
+        #expect(unknown.json["message"] as? String == "This passkey isn't registered here.")
+    }
+
+    // MARK: Limits
+
+    @Test func anAccountHoldsAtMostTwentyPasskeys() throws {
+        let account = try Self.account(clock: ManualClock())
+        for _ in 0..<20 {
+            #expect(
+                try Self.create(account, try SoftwareAuthenticator(rpID: account.rpID, origin: account.server.issuer, synced: true)).status
+                    == 201)
+        }
+        let over = try Self.create(account, try SoftwareAuthenticator(rpID: account.rpID, origin: account.server.issuer, synced: true))
+        #expect(over.status == 409)
+        #expect(over.json["error"] as? String == "passkey_limit")
+        #expect(over.json["message"] as? String == "You already have 20 passkeys. Remove one to add another.")
+        // The database refuses a 21st on its own.
+        #expect(throws: PostgresError.self) {
+            try TestDatabase.pool.query(
+                """
+                INSERT INTO passkey_credentials (credential_id, user_id, public_key, sign_count, aaguid, backup_eligible, backed_up,
+                    attestation_format, name, created_at)
+                VALUES ('\\x01020304', $1, '\\x00', 0, decode(repeat('00', 16), 'hex'), true, true, 'none', 'x', now())
+                """, [account.setup.fixture.userID])
+        }
+        let search = try account.server.client.send(
+            "POST", "/v1/admin/users/search",
+            headers: [("Authorization", "Bearer \(TestServer.operatorToken)"), ("Content-Type", "application/json")],
+            body: Array(#"{"email":"\#(account.setup.fixture.email)"}"#.utf8))
+        let items = try #require(search.json["items"] as? [[String: Any]])
+        #expect(items.first?["passkeys"] as? Int == 20)
+    }
+
+    @Test func aCounterThatGoesBackwardsIsRefusedRecordedAndEmailed() throws {
+        let account = try Self.account(clock: ManualClock())
+        let device = try SoftwareAuthenticator(rpID: account.rpID, origin: account.server.issuer, synced: false, signCount: 5)
+        try Self.create(account, device)
+        let (first, _, _) = try Self.passkeySignIn(account, device)
+        #expect(first.status == 200)
+        device.signCount = 2
+        let (copied, _, _) = try Self.passkeySignIn(account, device)
+        #expect(copied.status == 400)
+        #expect(copied.json["error"] as? String == "passkey_counter_regressed")
+        #expect(try Self.activity(account.setup.fixture.userID).contains("passkey.counter_regressed"))
+        #expect(try Self.outbox(account.setup.fixture.userID, kind: "passkey_counter_regressed") == 1)
+    }
+
+    @Test func failedPasskeySignInsCountAgainstTheAddressPasswordLimit() throws {
+        // A time of its own, so no other test's attempts share this rate-limit window.
+        let clock = ManualClock(Date(timeIntervalSince1970: 4_000_000_000 + Double(Int.random(in: 0..<1_000_000)) * 900))
+        let account = try Self.account(clock: clock, configure: { $0.rateLimits.passwordPerAddress = 4 })
+        // The account's own sign-in used one attempt of the address's 4.
+        let stranger = try SoftwareAuthenticator(rpID: account.rpID, origin: account.server.issuer, synced: false)
+        stranger.userHandle = [1]
+        var statuses: [Int] = []
+        for _ in 0..<4 { statuses.append(try Self.passkeySignIn(account, stranger).0.status) }
+        #expect(statuses == [400, 400, 400, 429])
+        let (limited, _, _) = try Self.passkeySignIn(account, stranger)
+        #expect(limited.status == 429)
+        #expect(limited.json["error"] as? String == "rate_limited")
+        #expect(limited.header("retry-after") != nil)
+    }
+
+    @Test func closingAnAccountDeletesItsPasskeys() throws {
+        let account = try Self.account(clock: ManualClock())
+        try Self.create(account, try SoftwareAuthenticator(rpID: account.rpID, origin: account.server.issuer, synced: false))
+        let closed = try account.server.client.send(
+            "POST", "/v1/admin/users/\(account.setup.fixture.userID)/close",
+            headers: [("Authorization", "Bearer \(TestServer.operatorToken)")])
+        #expect(closed.status == 200)
+        #expect(try account.server.store.passkeys.passkeyCount(userID: account.setup.fixture.userID) == 0)
+    }
+}
+
+extension Array where Element == UInt8 {
+    /// Bytes from hex digits (fixtures only).
+    init(hex text: String) {
+        self = stride(from: 0, to: text.count, by: 2).map { offset in
+            let start = text.index(text.startIndex, offsetBy: offset)
+            return UInt8(text[start..<text.index(start, offsetBy: 2)], radix: 16)!
+        }
+    }
+}
