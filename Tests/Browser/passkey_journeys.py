@@ -203,15 +203,6 @@ class PasskeyJourneys:
         self.browser = PasskeyBrowser(self.artifacts, conditional=conditional)
         return self.browser
 
-    def need_domain(self):
-        try:
-            ipaddress.ip_address(self.host)
-        except ValueError:
-            return
-        raise AssertionError(
-            f"the demo server's issuer {self.demo.issuer} is an IP address, where Chromium refuses WebAuthn "
-            "(\"This is an invalid domain\"): start it so that its issuer is http://localhost:PORT")
-
     def expect_signin_offers_passkeys(self, b):
         button = b.field("passkey-signin")
         WebDriverWait(b.driver, 10).until(lambda _: button.is_displayed(), "the passkey button stays hidden")
@@ -247,7 +238,6 @@ class PasskeyJourneys:
 
     def signin_page(self):
         """The sign-in page of an app's sign-in offers passkeys both ways."""
-        self.need_domain()
         b = self.fresh_browser()
         b.add_authenticator()
         url, _ = self.demo.openid_start_url(self.callback.uri)
@@ -267,7 +257,6 @@ class PasskeyJourneys:
     def create_passkey(self):
         """Signed in to /account with the password, the person creates a passkey and sees it listed; the
         same device again is refused as already registered."""
-        self.need_domain()
         self.account = self.demo.new_account()
         b = self.fresh_browser()
         laptop = b.add_authenticator()
@@ -304,7 +293,6 @@ class PasskeyJourneys:
     def offer_skipped(self):
         """After an app sign-in with the password, the offer is skipped with "Not now": the sign-in goes on to
         consent, and the next password sign-in does not offer again."""
-        self.need_domain()
         address, password = self.demo.new_account()
         for offered in (True, False):
             b = self.fresh_browser()
@@ -324,7 +312,6 @@ class PasskeyJourneys:
     def button_sign_in(self):
         """Signed out, an app's sign-in is finished with "Sign in with a passkey"; the autofill request the
         page had started is aborted first."""
-        self.need_domain()
         b = self.browser
         # First the abort. The device now waits for a touch, so an autofill request stays pending (else the
         # signed-out /account page's own autofill request would sign straight back in).
@@ -359,7 +346,6 @@ class PasskeyJourneys:
     def conditional_sign_in(self):
         """Signed out, an app's sign-in is finished through the email field's passkey autofill: Chromium's
         virtual authenticator picks the passkey as a person would from the list, with no button pressed."""
-        self.need_domain()
         b = self.fresh_browser()
         device = b.add_authenticator()
         b.add_credential(device, self.laptop)
@@ -391,7 +377,6 @@ class PasskeyJourneys:
     def second_passkey_rename_remove(self):
         """A second passkey from a synced authenticator, renamed; the first removed, which then no longer
         signs in; the synced one signs in with amr swk."""
-        self.need_domain()
         b = self.fresh_browser(conditional=False)
         phone = b.add_authenticator(defaultBackupEligibility=True, defaultBackupState=True)
         self.sign_in_to_account(b)
@@ -434,7 +419,6 @@ class PasskeyJourneys:
     def refusals(self):
         """A passkey of another site, one this server never registered, and a device that does not verify
         the person: each shows its sentence, never an exception name."""
-        self.need_domain()
         b = self.fresh_browser(conditional=False)
         device = b.add_authenticator()
         b.add_credential(device, credential_of_another_site())
@@ -489,6 +473,15 @@ def main():
     os.makedirs(args.artifacts, exist_ok=True)
     with open(args.dev_json) as f:
         demo = PasskeyDemo(json.load(f))
+    host = urllib.parse.urlsplit(demo.issuer).hostname
+    try:
+        ipaddress.ip_address(host)
+        print(f"passkey journeys: FAILED: the demo server's issuer {demo.issuer} is an IP address, where Chromium "
+              "refuses WebAuthn (\"This is an invalid domain\"); start it with its issuer on http://localhost:PORT",
+              flush=True)
+        sys.exit(1)
+    except ValueError:
+        pass  # a domain
     journeys = PasskeyJourneys(demo, args.artifacts)
     order = [
         ("passkeys on the sign-in page", journeys.signin_page),
