@@ -3,8 +3,9 @@ import Encoding
 import Foundation
 import Postgres
 import Testing
-import ZevAuthServer
 import ZevAuthTesting
+
+@testable import ZevAuthServer
 
 /// Passkeys on the hosted pages (docs/passkeys.md), with a software authenticator over HTTP and the real
 /// PostgreSQL: creating, listing, signing in (no TOTP, `amr` in the ID token), renaming, removing, and
@@ -229,6 +230,14 @@ import ZevAuthTesting
         #expect(try Self.outbox(account.setup.fixture.userID, kind: "passkey_removed") == 2)
     }
 
+    @Test func servesTheScriptFromThisOrigin() throws {
+        let account = try Self.account(clock: ManualClock())
+        let script = try account.browser.get("/account/static/passkeys.js")
+        #expect(script.status == 200)
+        #expect(script.header("content-type") == "text/javascript; charset=utf-8")
+        #expect(script.text == PasskeyScript.source)
+    }
+
     // MARK: Challenges
 
     @Test func aChallengeIsUsedOnceExpiresAndBelongsToItsBrowser() throws {
@@ -378,9 +387,14 @@ import ZevAuthTesting
         #expect(limited.header("retry-after") != nil)
     }
 
-    @Test func closingAnAccountDeletesItsPasskeys() throws {
+    @Test func theOperatorsMFAResetKeepsPasskeysAndClosingDeletesThem() throws {
         let account = try Self.account(clock: ManualClock())
         try Self.create(account, try SoftwareAuthenticator(rpID: account.rpID, origin: account.server.issuer, synced: false))
+        let reset = try account.server.client.send(
+            "POST", "/v1/admin/users/\(account.setup.fixture.userID)/mfa/reset",
+            headers: [("Authorization", "Bearer \(TestServer.operatorToken)")])
+        #expect(reset.status == 200)
+        #expect(try account.server.store.passkeys.passkeyCount(userID: account.setup.fixture.userID) == 1)
         let closed = try account.server.client.send(
             "POST", "/v1/admin/users/\(account.setup.fixture.userID)/close",
             headers: [("Authorization", "Bearer \(TestServer.operatorToken)")])
