@@ -31,6 +31,8 @@ public struct ServerContext: Sendable {
     public let metrics: Metrics
     /// The email outbox's drainer (docs/operations.md, "Outbound email"): pages queue and kick it.
     public let mail: MailDrainer
+    /// Upstream OpenID providers (docs/federation.md): discovery, keys, the token endpoint, ID tokens.
+    public let upstream: any UpstreamAuthority
 
     /// - Parameters:
     ///   - configuration: validated configuration.
@@ -53,7 +55,7 @@ public struct ServerContext: Sendable {
     public init(
         configuration: ServerConfiguration, store: PostgresStore, roundTrip: RoundTripPorts, tenancy: TenancyPorts,
         accounts: AccountsPorts, secrets: any Secrets = OpenSSLSecrets(), clock: any Clock = SystemClock(),
-        passwordHasher: PasswordHasher = PasswordHasher(), log: any LogSink = StandardErrorLog()
+        passwordHasher: PasswordHasher = PasswordHasher(), log: any LogSink = StandardErrorLog(), upstream: (any UpstreamAuthority)? = nil
     ) {
         self.configuration = configuration
         self.store = store
@@ -77,6 +79,19 @@ public struct ServerContext: Sendable {
         var accounts = accounts
         accounts.notices = KickingNotices(inner: accounts.notices, drainer: mail)
         self.accounts = accounts
+        self.upstream = upstream ?? Self.liveUpstream(configuration, providers: tenancy.providers, clock: clock)
+    }
+
+    /// The upstream providers over the outbound fetcher, secrets opened under `ZEVAUTH_ENCRYPTION_KEY` (without
+    /// it no sealed secret opens, and every provider is unavailable).
+    static func liveUpstream(_ configuration: ServerConfiguration, providers store: any UpstreamProviderStore, clock: any Clock)
+        -> UpstreamAuthorityLive
+    {
+        let providers = UpstreamProviders(
+            store: store, sealer: AESGCMSealer(key: configuration.encryptionKey ?? processMailKey), keys: OpenSSLP256Keys())
+        return UpstreamAuthorityLive(
+            fetcher: HTTPSFetcher(configuration: configuration.outbound), providers: providers,
+            minter: AppleClientSecretMinter(providers: providers), clock: clock)
     }
 
     /// A key for codes in the outbox when the server has no `ZEVAUTH_ENCRYPTION_KEY`: random per process,
