@@ -320,7 +320,8 @@ public enum ConfigurationLoader {
 
     /// Builds and validates the configuration of `zevauth dev`: every `serve` key from the environment and
     /// the flags, except `ZEVAUTH_DATABASE_URL`, `ZEVAUTH_ISSUER` and `ZEVAUTH_LISTEN` in the environment,
-    /// which are ignored (dev chooses them; `--listen` sets the address and so the issuer), plus `--dir`.
+    /// which are ignored (dev chooses them; `--listen` sets the address and so the issuer, whose host is
+    /// `localhost` when `--listen` names it, else the address), plus `--dir`.
     /// - Throws: `ConfigurationError` naming the first invalid key, or `--database-url` / `--issuer`, which
     ///   dev does not take.
     public static func loadDevelopment(environment: [String: String], arguments: [String] = []) throws -> Development {
@@ -333,8 +334,12 @@ public enum ConfigurationLoader {
         if values["ZEVAUTH_ISSUER"] != nil {
             throw ConfigurationError(key: "--issuer", problem: "is not taken by dev: its issuer is http:// and the --listen address")
         }
-        let (host, port) = try parseListen(values["ZEVAUTH_LISTEN"] ?? "127.0.0.1:8080")
-        let issuer = "http://\(host.contains(":") ? "[\(host)]" : host):\(port)"
+        let listen = values["ZEVAUTH_LISTEN"] ?? "127.0.0.1:8080"
+        let (host, port) = try parseListen(listen)
+        // `localhost` binds 127.0.0.1 but stays the issuer's host: browsers refuse WebAuthn on an IP-address
+        // origin (WebAuthn Level 3 §5.1.3: the RP ID must be a valid domain), so passkeys need it.
+        let named = ["localhost:", "localhost.:"].contains { listen.lowercased().hasPrefix($0) }
+        let issuer = "http://\(named ? "localhost" : host.contains(":") ? "[\(host)]" : host):\(port)"
         var configuration = ServerConfiguration(databaseURL: "", issuer: issuer, operatorToken: values["ZEVAUTH_OPERATOR_TOKEN"] ?? "")
         configuration.listenHost = host
         configuration.listenPort = port

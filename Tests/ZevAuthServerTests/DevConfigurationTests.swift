@@ -56,6 +56,19 @@ import ZevAuthTesting
         #expect(development.directory == "/tmp/zevauth-dev-x")
     }
 
+    /// `--listen localhost:PORT` binds the loopback address but keeps `localhost` as the issuer's host, since
+    /// browsers refuse passkeys (WebAuthn) on an IP-address origin; the passkey RP ID follows the issuer.
+    @Test func aLocalhostListenKeepsLocalhostInTheIssuer() throws {
+        for listen in ["localhost:9124", "LOCALHOST:9124"] {
+            let configuration = try ConfigurationLoader.loadDevelopment(environment: [:], arguments: ["--listen", listen]).configuration
+            #expect(configuration.listenHost == "127.0.0.1")
+            #expect(configuration.listenPort == 9124)
+            #expect(configuration.issuer == "http://localhost:9124")
+        }
+        let literal = try ConfigurationLoader.loadDevelopment(environment: [:], arguments: ["--listen", "[::1]:9125"]).configuration
+        #expect(literal.issuer == "http://[::1]:9125")
+    }
+
     @Test func devDefaultsAndAnOperatorTokenFromTheEnvironment() throws {
         let defaults = try ConfigurationLoader.loadDevelopment(environment: [:])
         #expect(defaults.configuration.issuer == "http://127.0.0.1:8080")
