@@ -132,14 +132,15 @@ public struct PostgresMFA: Sendable, TOTPEnrolmentStore, SecondFactorStore, MFAC
         return try PostgresEdge.run {
             try pool.query(
                 """
-                SELECT id, user_id, browser_binding_hash, authorization_request_id, expires_at, completed_at IS NOT NULL AS completed
+                SELECT id, user_id, browser_binding_hash, authorization_request_id, expires_at, completed_at IS NOT NULL AS completed,
+                       first_factor
                 FROM mfa_challenges WHERE id = $1
                 """, [id]
             ).first.map {
                 MFAChallengeRecord(
                     id: try $0.string("id"), userID: try $0.string("user_id"), browserBindingHash: try $0.string("browser_binding_hash"),
                     authorizationRequestID: $0["authorization_request_id"], expiresAt: try $0.date("expires_at"),
-                    completed: try $0.bool("completed"))
+                    completed: try $0.bool("completed"), federated: $0["first_factor"] == "fed")
             }
         }
     }

@@ -12,8 +12,8 @@ extension PostgresStore {
         public var auditRows: Int = 0
     }
 
-    /// Deletes what can no longer matter: pending sign-ins, pushed authorization requests, MFA challenges, browser binding records, email
-    /// messages and codes, and
+    /// Deletes what can no longer matter: pending sign-ins, pushed authorization requests, MFA challenges,
+    /// browser binding records, email messages and codes, upstream flows and link confirmations, and
     /// rate-limit windows that ended before `before`, and authorization codes that expired before it and produced no live session
     /// (a live session keeps its code, so a late valid replay still revokes it). Safe on any number of
     /// instances at once: every statement is an idempotent `DELETE`.
@@ -42,6 +42,10 @@ extension PostgresStore {
         try pool.query("DELETE FROM pushed_authorization_requests WHERE expires_at < to_timestamp($1::float8)", cutoff)
         // Upstream ID tokens accepted once (sql/023): a token past its own expiry is refused on `exp` anyway.
         try pool.query("DELETE FROM upstream_token_uses WHERE expires_at < to_timestamp($1::float8)", cutoff)
+        // The hosted upstream sign-in (sql/025): trips to a provider and links awaiting confirmation, each
+        // 10 minutes long.
+        try pool.query("DELETE FROM upstream_flows WHERE expires_at < to_timestamp($1::float8)", cutoff)
+        try pool.query("DELETE FROM upstream_link_confirmations WHERE expires_at < to_timestamp($1::float8)", cutoff)
         var counts = PruneCounts(
             authorizationRequests: requests, authorizationCodes: codes, mfaChallenges: challenges, rateLimitCounters: counters,
             browserBindings: bindings)

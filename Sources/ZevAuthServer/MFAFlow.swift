@@ -79,13 +79,14 @@ struct MFAFlow: Sendable {
         case .accepted:
             break
         }
-        let methods = AuthenticationMethods(secondFactor: SecondFactorCode(form["code"] ?? ""))
+        let methods = AuthenticationMethods(secondFactor: SecondFactorCode(form["code"] ?? ""), federated: loaded.challenge.federated)
         guard let completed = try challenges.complete(loaded.challenge, methods: methods, now: context.clock.now()) else {
             return Pages.error(status: 400, PersonFacingErrors.signInOver, code: "invalid_request")
         }
         let cookie = context.setCookie(.session, completed.token, maxAge: AccountRules.browserSessionCookieSeconds)
         context.metrics.signIn(.secondFactor, .ok)
-        try PersonalActivity(context: context).record("signin.second_factor", userID: loaded.challenge.userID, request)
+        try PersonalActivity(context: context).record(
+            loaded.challenge.federated ? "signin.upstream_second_factor" : "signin.second_factor", userID: loaded.challenge.userID, request)
         if let requestID = completed.authorizationRequestID {
             return Wire.seeOther("/v1/auth/zevid/consent?request=\(requestID)", cookies: [cookie])
         }

@@ -18,6 +18,13 @@ public struct UserRecord: Sendable, Equatable {
     /// Whether the account was made on the hosted sign-up page; such an account signs in only once verified.
     public let selfSignedUp: Bool
 
+    /// The `passwordHash` of an account without a password (made by an upstream sign-in, docs/federation.md,
+    /// "Accounts"): not a PHC string, so it never verifies; "Forgot password?" sets one.
+    public static let noPassword = "!"
+
+    /// Whether the account has a password to sign in with.
+    public var hasPassword: Bool { passwordHash != Self.noPassword }
+
     /// Creates a record (the store reads them; tests build them).
     public init(
         id: String, email: String, name: String, imageURL: String?, passwordHash: String, closed: Bool, emailVerified: Bool = false,
@@ -95,10 +102,14 @@ public struct MFAChallengeRecord: Sendable, Equatable {
     public let authorizationRequestID: String?
     public let expiresAt: Date
     public let completed: Bool
+    /// Whether the first factor was an upstream provider's sign-in rather than a password (sql/025), so the
+    /// browser session records `amr` `fed` … rather than `pwd` ….
+    public let federated: Bool
 
     /// Creates a record (the store reads them; tests build them).
     public init(
-        id: String, userID: String, browserBindingHash: String, authorizationRequestID: String?, expiresAt: Date, completed: Bool
+        id: String, userID: String, browserBindingHash: String, authorizationRequestID: String?, expiresAt: Date, completed: Bool,
+        federated: Bool = false
     ) {
         self.id = id
         self.userID = userID
@@ -106,6 +117,7 @@ public struct MFAChallengeRecord: Sendable, Equatable {
         self.authorizationRequestID = authorizationRequestID
         self.expiresAt = expiresAt
         self.completed = completed
+        self.federated = federated
     }
 }
 

@@ -38,7 +38,10 @@ public struct AccountSignIn: Sendable {
         let user = try store.user(emailKey: email.key)
         let matches: Bool
         // A self-sign-up whose address was never verified cannot sign in (docs/protocol.md, "Sign-up").
-        if let user, !user.closed, !(user.selfSignedUp && !user.emailVerified), password.utf8.count <= NewPassword.maximumBytes {
+        // An account without a password (made by an upstream sign-in) costs the same dummy verification.
+        if let user, !user.closed, user.hasPassword, !(user.selfSignedUp && !user.emailVerified),
+            password.utf8.count <= NewPassword.maximumBytes
+        {
             matches = passwords.verify(password, against: user.passwordHash)
         } else {
             passwords.verifyDummy(password)

@@ -79,6 +79,12 @@ public enum AuthenticationMethods: String, Sendable, Equatable, CaseIterable {
     case deviceBoundPasskey = "hwk user mfa"
     /// A synced passkey (backup eligible): `["swk", "user", "mfa"]`.
     case syncedPasskey = "swk user mfa"
+    /// An upstream OpenID provider (Apple, Google, …) alone: `["fed"]` (docs/federation.md, "Hosted sign-in").
+    case federated = "fed"
+    /// An upstream provider, then a TOTP code: `["fed", "otp", "mfa"]`.
+    case federatedAndTOTP = "fed otp mfa"
+    /// An upstream provider, then a recovery code: `["fed", "mfa"]`.
+    case federatedAndRecoveryCode = "fed mfa"
 
     /// The `amr` values, in order.
     public var values: [String] { rawValue.split(separator: " ").map(String.init) }
@@ -89,8 +95,14 @@ public enum AuthenticationMethods: String, Sendable, Equatable, CaseIterable {
         self = stored.flatMap(Self.init(rawValue:)) ?? .password
     }
 
-    /// The methods of a sign-in whose password was followed by `code` (a TOTP code, or a recovery code).
-    public init(secondFactor code: SecondFactorCode?) {
-        if case .recovery = code { self = .passwordAndRecoveryCode } else { self = .passwordAndTOTP }
+    /// The methods of a sign-in whose password (or, when `federated`, whose upstream provider's sign-in) was
+    /// followed by `code` (a TOTP code, or a recovery code).
+    public init(secondFactor code: SecondFactorCode?, federated: Bool = false) {
+        switch (code, federated) {
+        case (.recovery, false): self = .passwordAndRecoveryCode
+        case (.recovery, true): self = .federatedAndRecoveryCode
+        case (_, false): self = .passwordAndTOTP
+        case (_, true): self = .federatedAndTOTP
+        }
     }
 }
