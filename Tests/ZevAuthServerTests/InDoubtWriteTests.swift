@@ -57,6 +57,9 @@ import ZevAuthTesting
     }
 
     static func server(through proxy: DropProxy, settleMilliseconds: Int) throws -> TestServer {
+        // The shared pool migrates the test database once per process; this test's own pool (through the
+        // proxy) does not, so without this line it passes only when another suite happened to migrate first.
+        _ = TestDatabase.pool
         var options = PostgresConnectionOptions()
         options.preparedStatements = false
         let pool = PostgresPool(url: proxy.url, size: 6, sharedConnections: 2, options: options)
