@@ -53,9 +53,13 @@ struct EmailCodeFlow: Sendable {
     )
         -> HTTPResponse
     {
-        EmailCodePages.code(
+        // A code that ends in a browser session may be followed by the passkey offer, so its form carries the
+        // field the passkey script sets (docs/passkeys.md, "The offer").
+        let offersPasskey = purpose == .signUp || purpose == .verifyEmail
+        return EmailCodePages.code(
             flowID: flowID, csrf: Self.csrf(binding: binding, flowID: flowID), purpose: purpose, error: error, codeError: codeError,
-            notice: notice, status: status)
+            notice: notice, status: status,
+            passkeys: offersPasskey ? PasskeyPageContext(csrf: PasskeyHandlers.csrf(binding: binding), requestID: nil) : nil)
     }
 
     // MARK: Sign-up
@@ -126,12 +130,15 @@ struct EmailCodeFlow: Sendable {
         case .unknown:
             return EmailCodePages.over(Self.expiredFlowMessage)
         case .accepted(let accepted):
-            return try finish(accepted, binding: binding, request)
+            return try finish(accepted, binding: binding, form: form, request)
         }
     }
 
-    /// What the right code leads to, by purpose.
-    private func finish(_ flow: EmailCodeFlowRecord, binding: String, _ request: HTTPRequest) throws -> HTTPResponse {
+    /// What the right code leads to, by purpose. `form` is the code form, whose `passkey_capable` decides the
+    /// passkey offer after a sign-up or a sign-in.
+    private func finish(
+        _ flow: EmailCodeFlowRecord, binding: String, form: [String: String], _ request: HTTPRequest
+    ) throws -> HTTPResponse {
         guard let userID = flow.userID else { return EmailCodePages.over(Self.expiredFlowMessage) }
         switch flow.purpose {
         case .signUp:
@@ -143,12 +150,13 @@ struct EmailCodeFlow: Sendable {
             else { return EmailCodePages.over(Self.expiredFlowMessage) }
             context.metrics.signIn(.password, .ok)
             return try signedIn(
-                token: token, sessionID: sessionID, userID: userID, requestID: flow.authorizationRequestID, binding: binding, request)
+                token: token, sessionID: sessionID, userID: userID, requestID: flow.authorizationRequestID, binding: binding, form: form,
+                request)
         case .verifyEmail:
             guard try flows.completeVerification(flowID: flow.id, userID: userID, now: now),
                 let user = try context.roundTrip.pendingSignIns.user(id: userID)
             else { return EmailCodePages.over(Self.expiredFlowMessage) }
-            return try continueSignIn(user: user, requestID: flow.authorizationRequestID, binding: binding, request)
+            return try continueSignIn(user: user, requestID: flow.authorizationRequestID, binding: binding, form: form, request)
         case .passwordReset:
             let csrf = Self.csrf(binding: binding, flowID: flow.id)
             if try needsSecondFactor(flow) { return EmailCodePages.resetSecondFactor(flowID: flow.id, csrf: csrf, error: nil) }
@@ -165,21 +173,25 @@ struct EmailCodeFlow: Sendable {
     }
 
     /// A browser session now exists for this browser: a fresh binding (session fixation), the pending app
-    /// sign-in moved to it, then consent (or the account page).
+    /// sign-in moved to it, then the passkey offer when the code form says the device can hold one
+    /// (docs/passkeys.md, "The offer"), else consent (or the account page).
     private func signedIn(
-        token: String, sessionID: String, userID: String, requestID: String?, binding: String, _ request: HTTPRequest
+        token: String, sessionID: String, userID: String, requestID: String?, binding: String, form: [String: String],
+        _ request: HTTPRequest
     ) throws -> HTTPResponse {
         let fresh = try BrowserBinding(context: context).mint()
         let cookies = [
             context.setCookie(.session, token, maxAge: AccountRules.browserSessionCookieSeconds), fresh.setCookie,
             KnownBrowsers(context: context).remember(userID: userID, request),
         ]
+        var continued: String?
         if let requestID, try pendingSignInIsLive(requestID, binding: binding) {
             try context.roundTrip.pendingSignIns.rebindAuthorizationRequest(
                 requestID: requestID, browserBindingHash: Crypto.hexSHA256(fresh.value), browserSessionID: sessionID)
-            return Wire.seeOther("/v1/auth/zevid/consent?request=\(requestID)", cookies: cookies)
+            continued = requestID
         }
-        return Wire.seeOther("/account", cookies: cookies)
+        let next = try PasskeyHandlers(context: context).nextAfterPassword(userID: userID, requestID: continued, form: form)
+        return Wire.seeOther(next, cookies: cookies)
     }
 
     private func pendingSignInIsLive(_ requestID: String, binding: String) throws -> Bool {
@@ -191,8 +203,11 @@ struct EmailCodeFlow: Sendable {
         return false
     }
 
-    /// After a verified address: the rest of a password sign-in (the second factor when enrolled).
-    private func continueSignIn(user: UserRecord, requestID: String?, binding: String, _ request: HTTPRequest) throws -> HTTPResponse {
+    /// After a verified address: the rest of a password sign-in (the second factor when enrolled, else the
+    /// passkey offer or straight on, as after a password).
+    private func continueSignIn(
+        user: UserRecord, requestID: String?, binding: String, form: [String: String], _ request: HTTPRequest
+    ) throws -> HTTPResponse {
         let live = try requestID.map { try pendingSignInIsLive($0, binding: binding) } ?? false
         let fresh = try BrowserBinding(context: context).mint()
         let freshHash = Crypto.hexSHA256(fresh.value)
@@ -209,9 +224,10 @@ struct EmailCodeFlow: Sendable {
             if live, let requestID {
                 try context.roundTrip.pendingSignIns.rebindAuthorizationRequest(
                     requestID: requestID, browserBindingHash: freshHash, browserSessionID: sessionID)
-                return Wire.seeOther("/v1/auth/zevid/consent?request=\(requestID)", cookies: cookies)
             }
-            return Wire.seeOther("/account", cookies: cookies)
+            let next = try PasskeyHandlers(context: context).nextAfterPassword(
+                userID: user.id, requestID: live ? requestID : nil, form: form)
+            return Wire.seeOther(next, cookies: cookies)
         }
     }
 
@@ -332,7 +348,8 @@ struct EmailCodeFlow: Sendable {
         context.mail.kick()
         try PersonalActivity(context: context).record("password.reset", userID: userID, request)
         return try signedIn(
-            token: token, sessionID: sessionID, userID: userID, requestID: flow.authorizationRequestID, binding: binding, request)
+            token: token, sessionID: sessionID, userID: userID, requestID: flow.authorizationRequestID, binding: binding, form: form,
+            request)
     }
 
     // MARK: Changing the address

@@ -19,9 +19,12 @@ enum EmailCodePages {
     /// input names the page's explanation and, on a wrong, expired or locked code, the error message
     /// (`aria-describedby`, `aria-invalid`; docs/protocol.md#page-accessibility).
     /// - Parameter codeError: whether `error` is about the typed code (a rate limit's message is not).
+    /// - Parameter passkeys: for a code that finishes a sign-up or a sign-in: the passkey script is loaded and
+    ///   the code form carries the hidden `passkey_capable` field it sets, so the sign-in may offer to create a
+    ///   passkey next (docs/passkeys.md, "The offer"); nil for the other purposes.
     static func code(
         flowID: String, csrf: String, purpose: EmailCodePurpose, error: String?, codeError: Bool = true, notice: String? = nil,
-        status: Int = 200, cookies: [String] = []
+        status: Int = 200, cookies: [String] = [], passkeys: PasskeyPageContext? = nil
     ) -> HTTPResponse {
         let sent =
             purpose == .changeEmail
@@ -41,6 +44,7 @@ enum EmailCodePages {
                 <form method="post" action="/account/code">
                 <input type="hidden" name="flow" value="\(HTML.escape(flowID))">
                 <input type="hidden" name="csrf" value="\(HTML.escape(csrf))">
+                \(passkeys == nil ? "" : Pages.passkeyCapableField)
                 \(codeInput)
                 <button type="submit">Continue</button>
                 </form>
@@ -49,7 +53,7 @@ enum EmailCodePages {
                 <input type="hidden" name="csrf" value="\(HTML.escape(csrf))">
                 <button type="submit" class="secondary">Send a new code</button>
                 </form>
-                """, status: status, cookies: cookies)
+                """, status: status, cookies: cookies, passkeys: passkeys)
     }
 
     /// "Forgot password?": the address form.

@@ -333,9 +333,10 @@ struct PasskeyHandlers: Sendable {
         requestID.map { "/v1/auth/zevid/consent?request=\($0)" } ?? "/account"
     }
 
-    /// Where a password sign-in goes once it has a browser session: the offer when the sign-in page said the
-    /// browser can create passkeys (its script sets `passkey_capable`) and the account should be offered
-    /// one (`ShouldOfferPasskey`), else straight on (docs/passkeys.md, "The offer").
+    /// Where a password sign-in, or a sign-up once its code is entered, goes once it has a browser session:
+    /// the offer when the form just posted said the browser can create passkeys (the script sets its
+    /// `passkey_capable`) and the account should be offered one (`ShouldOfferPasskey`), else straight on
+    /// (docs/passkeys.md, "The offer").
     func nextAfterPassword(userID: String, requestID: String?, form: [String: String]) throws -> String {
         guard form["passkey_capable"] == "1", try ShouldOfferPasskey(store: store)(userID: userID, now: now) else {
             return Self.afterSignIn(requestID)

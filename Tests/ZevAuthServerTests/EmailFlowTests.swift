@@ -120,6 +120,7 @@ import ZevAuthTesting
         func shape(_ page: TestResponse) -> String {
             page.text.replacingOccurrences(of: hiddenField("flow", in: page.text) ?? "-", with: "F")
                 .replacingOccurrences(of: hiddenField("csrf", in: page.text) ?? "-", with: "C")
+                .replacingOccurrences(of: PasskeyTests.dataCSRF(page.text) ?? "-", with: "P")
         }
         #expect(shape(newPage) == shape(takenPage))
         let notice = try #require(try Mailbox.wait(for: fixture.email).last)

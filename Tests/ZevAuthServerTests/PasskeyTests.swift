@@ -238,6 +238,70 @@ import ZevAuthTesting
         #expect(script.text == PasskeyScript.source)
     }
 
+    // MARK: The offer after a sign-up
+
+    /// The code form as the passkey script leaves it on a device that can hold a passkey.
+    static func enterCode(_ browser: TestBrowser, page: TestResponse, code: String, capable: Bool) throws -> TestResponse {
+        try browser.postForm(
+            "/account/code",
+            [
+                ("flow", try #require(hiddenField("flow", in: page.text))), ("csrf", try #require(hiddenField("csrf", in: page.text))),
+                ("passkey_capable", capable ? "1" : "0"), ("code", code),
+            ])
+    }
+
+    @Test func aSignUpOffersAPasskeyOnceItsCodeIsEntered() throws {
+        let server = try TestServer()
+        let fixture = try Fixture.make(store: server.store)
+        let browser = server.browser()
+        let form = try SignInDriver(server: server, browser: browser).reachSignInForm(clientID: fixture.developmentKey)
+        let requestID = try #require(form.fields.first { $0.0 == "request" }?.1)
+        let email = EmailFlowTests.unique("signup-offer")
+        let page = try EmailFlowTests.signUp(browser, email: email, password: "a long sign-up passphrase", request: requestID)
+        // The code page's form carries the field the script sets, and loads the script.
+        #expect(page.text.contains("name=\"passkey_capable\" id=\"passkey-capable\" value=\"0\""))
+        #expect(page.text.contains("<script src=\"/account/static/passkeys.js\" defer></script>"))
+        let entered = try Self.enterCode(browser, page: page, code: try Mailbox.code(for: email), capable: true)
+        #expect(entered.status == 303)
+        #expect(entered.header("location") == "/account/passkeys/offer?request=\(requestID)")
+        let offer = try browser.get(try #require(entered.header("location")))
+        #expect(offer.status == 200)
+        #expect(offer.text.contains("Create a passkey"))
+        // "Not now" goes on to the app's consent.
+        let skipped = try browser.postForm(
+            "/account/passkeys/offer/skip",
+            [
+                ("csrf", try #require(hiddenField("csrf", in: offer.text))),
+                ("request", try #require(hiddenField("request", in: offer.text))),
+            ])
+        #expect(skipped.header("location") == "/v1/auth/zevid/consent?request=\(requestID)")
+        #expect(try browser.get(try #require(skipped.header("location"))).status == 200)
+
+        // A device that cannot hold one goes straight on.
+        let other = server.browser()
+        let otherEmail = EmailFlowTests.unique("signup-no-offer")
+        let otherPage = try EmailFlowTests.signUp(other, email: otherEmail, password: "a long sign-up passphrase")
+        let straight = try Self.enterCode(other, page: otherPage, code: try Mailbox.code(for: otherEmail), capable: false)
+        #expect(straight.header("location") == "/account")
+    }
+
+    @Test func aCodeThatVerifiesTheAddressAtSignInIsFollowedByTheOffer() throws {
+        let server = try TestServer()
+        let fixture = try Fixture.make(store: server.store)
+        let patched = try server.client.send(
+            "PATCH", "/v1/admin/settings",
+            headers: [("Authorization", "Bearer \(fixture.developmentSecret)"), ("Content-Type", "application/json")],
+            body: Array(#"{"requireVerifiedEmail":true}"#.utf8))
+        #expect(patched.status == 200)
+        let browser = server.browser()
+        let form = try SignInDriver(server: server, browser: browser).reachSignInForm(clientID: fixture.developmentKey)
+        let requestID = try #require(form.fields.first { $0.0 == "request" }?.1)
+        let page = try browser.postForm("/v1/auth/zevid/signin", form.fields + [("email", fixture.email), ("password", fixture.password)])
+        #expect(page.text.contains("Verify your email address"))
+        let entered = try Self.enterCode(browser, page: page, code: try Mailbox.code(for: fixture.email), capable: true)
+        #expect(entered.header("location") == "/account/passkeys/offer?request=\(requestID)")
+    }
+
     // MARK: Challenges
 
     @Test func aChallengeIsUsedOnceExpiresAndBelongsToItsBrowser() throws {
