@@ -40,6 +40,8 @@ public struct RoundTripPorts: Sendable {
     public var logout: any LogoutStore = UnavailableStores()
     /// The signing keys behind the JWKS and the operator's key calls (nil: those answer 503).
     public var signingKeys: SigningKeyRing?
+    /// The native token exchange's client, providers and one-statement session (`TokenExchangeHandler`).
+    public var tokenExchange: any TokenExchangeStore = UnavailableStores()
 
     /// Ports over explicit stores (fakes in tests).
     public init(
@@ -76,6 +78,7 @@ public struct RoundTripPorts: Sendable {
             callbacks: store.callbacks, readiness: store)
         logout = store.browserSessions
         pushedRequests = store.authorizations
+        tokenExchange = store.tokenExchange
         let ring = SigningKeyRing(store: store.signingKeys, encryptionKey: encryptionKey, issuer: issuer, clock: clock)
         signingKeys = ring
         if encryptionKey != nil {
@@ -126,5 +129,13 @@ struct NoIDTokenHints: IDTokenHintReader {
 struct NoSigningKeys: IDTokenSigner {
     func sign(claims: [UInt8], algorithm: SigningAlgorithm, now: Date) throws -> String {
         throw StoreUnavailable(reason: "no_signing_keys")
+    }
+}
+
+extension UnavailableStores: TokenExchangeStore {
+    public func tokenExchangeClient(publishableKey: String) throws -> TokenExchangeClient? { throw StoreUnavailable(reason: "no_store") }
+    public func exchangeProviders(projectID: String) throws -> [UpstreamProviderRecord] { throw StoreUnavailable(reason: "no_store") }
+    public func createFederatedSession(_ attempt: FederatedSessionAttempt) throws -> FederatedSessionFacts {
+        throw StoreUnavailable(reason: "no_store")
     }
 }

@@ -31,6 +31,8 @@ public final class UpstreamAuthorityLive: UpstreamAuthority, @unchecked Sendable
     private let lock = NSLock()
     private var discoveries: [String: Held<UpstreamDiscovery>] = [:]
     private var keySets: [String: Held<UpstreamKeySet>] = [:]
+    /// When each key set was last fetched because a token named a `kid` it lacked.
+    private var unknownKeyRefetches: [String: Date] = [:]
 
     /// - Parameters:
     ///   - fetcher: the outbound fetcher (`ZEVAUTH_OUTBOUND_*`).
@@ -164,16 +166,17 @@ public final class UpstreamAuthorityLive: UpstreamAuthority, @unchecked Sendable
         return discovery
     }
 
-    /// The key set at `uri`: the cached one while fresh; fetched again when it is stale, or, when
-    /// `refetchUnless` names a `kid` the cached set lacks, once the last fetch is a minute old.
+    /// The key set at `uri`: the cached one while fresh, else fetched again; with `refetchUnless` (a `kid`
+    /// the cached set lacks) fetched again at once, unless a fetch for an unknown `kid` of this set happened
+    /// less than a minute ago (`UpstreamCaching.unknownKeyRefetchSeconds`).
     private func keySet(at uri: String, refetchUnless keyID: String?) throws(UpstreamFailure) -> UpstreamKeySet {
         let now = clock.now()
-        if let held = lock.withLock({ keySets[uri] }), held.until > now,
-            keyID == nil || held.value.has(keyID: keyID)
-                || now.timeIntervalSince(held.fetchedAt) < UpstreamCaching.unknownKeyRefetchSeconds
-        {
-            return held.value
+        let (held, lastRefetch) = lock.withLock { (keySets[uri], unknownKeyRefetches[uri]) }
+        if let held, held.until > now {
+            guard keyID != nil, !held.value.has(keyID: keyID) else { return held.value }
+            if let lastRefetch, now.timeIntervalSince(lastRefetch) < UpstreamCaching.unknownKeyRefetchSeconds { return held.value }
         }
+        if keyID != nil { lock.withLock { unknownKeyRefetches[uri] = now } }
         guard let (response, lifetime) = fetchDocument(uri), response.status == 200 else { throw .jwks }
         let keys = try UpstreamKeySet.parse(response.body)
         lock.withLock { keySets[uri] = Held(value: keys, fetchedAt: now, until: now.addingTimeInterval(lifetime)) }
