@@ -223,6 +223,9 @@ public final class FakeAccounts: AllAccountStores {
         }
     }
 
+    /// The in-memory browser bindings of `context(clock:log:)`.
+    public let browserBindings = FakeBrowserBindings()
+
     /// The in-memory audit log of `context(clock:log:)`: the person's own events.
     public var auditLog: FakeTenancyStore { auditStore }
 
@@ -237,9 +240,14 @@ public final class FakeAccounts: AllAccountStores {
         var tenancy = TenancyPorts(unreachable)
         tenancy.audit = auditLog
         tenancy.auditLog = auditLog
+        // The account page mints a browser binding and lists passkeys: both in memory, with no passkey.
+        var roundTrip = RoundTripPorts(unreachable)
+        roundTrip.browserBindings = browserBindings
+        var accounts = AccountsPorts(all: self)
+        accounts.passkeys = NoPasskeys()
         return ServerContext(
             configuration: configuration, store: unreachable,
-            roundTrip: RoundTripPorts(unreachable), tenancy: tenancy, accounts: AccountsPorts(all: self), clock: clock,
+            roundTrip: roundTrip, tenancy: tenancy, accounts: accounts, clock: clock,
             passwordHasher: testPasswordHasher, log: log)
     }
 }
