@@ -38,6 +38,8 @@ extension PostgresStore {
         try pool.query(
             "DELETE FROM email_outbox WHERE COALESCE(sent_at, failed_at) < to_timestamp($1::float8)", cutoff)
         try pool.query("DELETE FROM email_codes WHERE expires_at < to_timestamp($1::float8)", cutoff)
+        // Passkey challenges (sql/022): each lives 5 minutes, used or not (docs/passkeys.md, "Storage").
+        try pool.query("DELETE FROM passkey_challenges WHERE expires_at < to_timestamp($1::float8)", cutoff)
         // Pushed authorization requests (sql/024): a pushed request is useless past its 60 seconds.
         try pool.query("DELETE FROM pushed_authorization_requests WHERE expires_at < to_timestamp($1::float8)", cutoff)
         // Upstream ID tokens accepted once (sql/023): a token past its own expiry is refused on `exp` anyway.

@@ -47,6 +47,18 @@ import ZevAuthTesting
             ).rows[0].int("n")
         }
         #expect(try pushedRequests() == 1)
+        // A passkey sign-in challenge (sql/022), asked for and never answered.
+        let passkeyBrowser = server.browser()
+        let signInPage = try passkeyBrowser.get("/account/signin")
+        let options = try PasskeyTests.post(
+            passkeyBrowser, server, "/account/passkeys/signin/options", ["csrf": try #require(PasskeyTests.dataCSRF(signInPage.text))])
+        #expect(options.status == 200)
+        let challengeHash = Crypto.sha256(try PasskeyTests.challenge(options)).map { String(format: "%02x", $0) }.joined()
+        func passkeyChallenges() throws -> Int {
+            try TestDatabase.pool.query("SELECT count(*) AS n FROM passkey_challenges WHERE challenge_hash = $1", [challengeHash]).rows[0]
+                .int("n")
+        }
+        #expect(try passkeyChallenges() == 1)
         #expect(try codeExists(unused.code))
         #expect(try pendingSignIns() == 2)
         // Assertions name this test's own rows: a housekeeping pass elsewhere may prune them first.
@@ -54,6 +66,7 @@ import ZevAuthTesting
         #expect(try codeExists(unused.code) == false)
         #expect(try pendingSignIns() == 0)
         #expect(try pushedRequests() == 0)
+        #expect(try passkeyChallenges() == 0)
         let kept = try TestDatabase.pool.query(
             "SELECT count(*) AS n FROM authorization_codes c JOIN sessions s ON s.authorization_code_id = c.id WHERE s.id = $1",
             [live.sessionID])
