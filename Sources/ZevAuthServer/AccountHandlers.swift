@@ -90,13 +90,17 @@ struct AccountHandlers: Sendable {
     // MARK: Sign-in to the account area
 
     /// `GET /account/signin`: the form, or the account page when this browser is signed in.
+    /// While a link waits for a sign-in (docs/federation.md, "Hosted sign-in"), the form shows even to a
+    /// signed-in browser, with the address filled in and a notice saying why.
     func signInPage(_ request: HTTPRequest) throws -> HTTPResponse {
-        if try current(request) != nil { return Wire.seeOther("/account") }
+        let link = try UpstreamHandlers(context: context).signInNotice(request)
+        if link == nil, try current(request) != nil { return Wire.seeOther("/account") }
         let (binding, cookies) = try binding(request)
-        let notice = AccountForms.query(request, "signed_out") == "1" ? "You're signed out." : nil
+        let notice = link?.notice ?? (AccountForms.query(request, "signed_out") == "1" ? "You're signed out." : nil)
         return AccountPages.signIn(
-            csrf: Self.formCSRF(binding: binding, form: "signin"), email: nil, error: nil, notice: notice, cookies: cookies,
-            passkeys: PasskeyPageContext(csrf: PasskeyHandlers.csrf(binding: binding), requestID: nil))
+            csrf: Self.formCSRF(binding: binding, form: "signin"), email: link?.email, error: nil, notice: notice, cookies: cookies,
+            passkeys: PasskeyPageContext(csrf: PasskeyHandlers.csrf(binding: binding), requestID: nil),
+            upstream: try UpstreamHandlers(context: context).buttons(projectID: nil, binding: binding, requestID: nil))
     }
 
     /// `POST /account/signin` (form: `csrf`, `email`, `password`): the same rate-limited password check as
@@ -194,7 +198,8 @@ struct AccountHandlers: Sendable {
         return AccountPages.account(
             user: current.user, csrf: current.csrf, apps: facts.apps, totpEnabled: facts.totpEnabled,
             recoveryCodesLeft: facts.recoveryCodesLeft, notice: notice, error: error, invalid: invalid, status: status,
-            cookies: cookies, activity: try PersonalActivity(context: context).recent(userID: current.user.id), passkeys: passkeys)
+            cookies: cookies, activity: try PersonalActivity(context: context).recent(userID: current.user.id), passkeys: passkeys,
+            linked: try ports.upstream.linkedIdentities(userID: current.user.id))
     }
 
     /// Runs a signed-in form: the browser session and the CSRF token must both check out.
@@ -227,6 +232,8 @@ struct AccountHandlers: Sendable {
     /// `GET /account`: the account page, or the sign-in form.
     func accountPage(_ request: HTTPRequest) throws -> HTTPResponse {
         guard var current = try current(request) else { return Wire.seeOther("/account/signin") }
+        // A link that waited for this sign-in is confirmed (or cancelled) first (docs/federation.md).
+        if let detour = try UpstreamHandlers(context: context).confirmationDetour(request) { return Wire.seeOther(detour) }
         // The passkey calls need a binding on record; a browser without one gets one here.
         var cookies: [String] = []
         if current.binding == nil {
@@ -241,6 +248,11 @@ struct AccountHandlers: Sendable {
             "email_taken": "That address now belongs to another account, so your address was not changed.",
             "passkey_renamed": "The passkey was renamed.",
             "passkey_removed": "The passkey was removed.",
+            "linked": "The account was linked. You can now sign in with it.",
+            "unlinked": "The account was unlinked.",
+            "unlink_refused":
+                "That account was not unlinked: it is your only way to sign in. Set a password (Forgot password?) or create a passkey first.",
+            "unlink_gone": "That linked account is no longer on your account.",
         ]
         return try accountPage(current, notice: AccountForms.query(request, "done").flatMap { notices[$0] }, cookies: cookies)
     }

@@ -16,9 +16,10 @@ enum AccountPages {
 
     /// Sign in to the account area.
     /// - Parameter passkeys: the passkey script's context; nil leaves passkeys out.
+    /// - Parameter upstream: the "Continue with NAME" buttons above the email form; nil shows none.
     static func signIn(
         csrf: String, email: String?, error: String?, invalid: Set<String> = [], notice text: String? = nil, status: Int = 200,
-        cookies: [String] = [], passkeys: PasskeyPageContext? = nil
+        cookies: [String] = [], passkeys: PasskeyPageContext? = nil, upstream: UpstreamButtons? = nil
     ) -> HTTPResponse {
         let emailInput = Pages.input(
             id: "email", name: "email", label: "Email", type: "email",
@@ -31,6 +32,7 @@ enum AccountPages {
             body: """
                 <h1>Your ZevID account</h1>
                 \(notice(text))\(problem(error))
+                \(upstream?.html ?? "")
                 <form method="post" action="/account/signin">
                 <input type="hidden" name="csrf" value="\(HTML.escape(csrf))">
                 \(passkeys == nil ? "" : Pages.passkeyCapableField)
@@ -80,7 +82,7 @@ enum AccountPages {
     static func account(
         user: UserRecord, csrf: String, apps: [ConnectedApp], totpEnabled: Bool, recoveryCodesLeft: Int, notice text: String?,
         error: String?, invalid: Set<String> = [], status: Int = 200, cookies: [String] = [], activity: [AuditEntry] = [],
-        passkeys: PasskeySection? = nil
+        passkeys: PasskeySection? = nil, linked: [LinkedIdentity]? = nil
     ) -> HTTPResponse {
         let hidden = "<input type=\"hidden\" name=\"csrf\" value=\"\(HTML.escape(csrf))\">"
         let appList =
@@ -120,6 +122,7 @@ enum AccountPages {
                 <h2>Connected apps</h2>
                 \(appList)
                 \(passkeys.map { PasskeyPages.section($0, hidden: hidden) } ?? "")
+                \(linked.map { UpstreamPages.linkedSection($0, hidden: hidden) } ?? "")
                 <h2>Two-step verification</h2>
                 \(twoStep)
                 <h2>Change password</h2>

@@ -15,6 +15,9 @@ enum BrowserCookie: Sendable {
     case session
     /// The accounts that signed in from this browser before (`KnownBrowsers`), for the new-browser notice.
     case knownBrowsers
+    /// A link of an upstream identity waiting for its confirmation (`zul_…`, 10 minutes;
+    /// docs/federation.md, "Hosted sign-in"): its own cookie, so it survives the binding's renewal at sign-in.
+    case upstreamLink
 
     /// The name on the wire: `__Host-zevauth_browser` / `__Host-zevid_session` when `secure`, else
     /// `zevauth_browser` / `zevid_session`.
@@ -24,6 +27,7 @@ enum BrowserCookie: Sendable {
             case .binding: "zevauth_browser"
             case .session: "zevid_session"
             case .knownBrowsers: "zevid_known"
+            case .upstreamLink: "zevid_link"
             }
         return secure ? "__Host-" + base : base
     }

@@ -35,6 +35,9 @@ enum Pages {
         static let errorText = "#8a1c1c"
         /// The border of an input marked `aria-invalid`.
         static let invalidBorder = "#b3261e"
+        /// "Continue with Apple": black with white text and logo (Apple's Human Interface Guidelines).
+        static let apple = "#000000"
+        static let onApple = "#ffffff"
     }
 
     /// The one stylesheet of the hosted pages. Reflows down to 320 CSS pixels wide without horizontal
@@ -63,7 +66,11 @@ enum Pages {
         .codes{padding-left:1.25rem;font-family:ui-monospace,monospace}\
         .qr{display:block;width:100%;max-width:15rem;height:auto;margin:0 auto 1rem}\
         details{margin-top:1.5rem;border-top:1px solid \(Palette.border);padding-top:.75rem}\
-        summary{cursor:pointer;color:\(Palette.accent);font-weight:600}details p{color:\(Palette.muted);font-size:.9rem}
+        summary{cursor:pointer;color:\(Palette.accent);font-weight:600}details p{color:\(Palette.muted);font-size:.9rem}\
+        button.upstream{display:flex;align-items:center;justify-content:center;gap:.5rem;margin-top:.75rem;\
+        background:\(Palette.surface);color:\(Palette.text);border-color:\(Palette.border)}\
+        button.upstream-apple{background:\(Palette.apple);color:\(Palette.onApple);border-color:\(Palette.apple)}\
+        .upstream-logo{width:1.25rem;height:1.25rem}.upstream-or{text-align:center;margin:1rem 0 0}
         """
 
     /// The passkey script's path (`PasskeyScript.source`, docs/passkeys.md, "Pages and script").
@@ -132,9 +139,12 @@ enum Pages {
     /// The sign-in form (email and password), posting to `/v1/auth/zevid/signin`.
     /// - Parameter invalid: the fields `error` concerns (`email`, `password`), marked `aria-invalid`.
     /// - Parameter passkeys: the passkey script's context (the binding's passkey csrf); nil leaves passkeys out.
+    /// - Parameter upstream: the "Continue with NAME" buttons above the email form; nil shows none.
+    /// - Parameter notice: a line above the form (a link waiting for this sign-in, docs/federation.md).
     static func signIn(
         requestID: String, csrf: String, appName: String, email: String?, error: String?, invalid: Set<String> = [],
-        status: Int = 200, cookies: [String] = [], passkeys: PasskeyPageContext? = nil
+        status: Int = 200, cookies: [String] = [], passkeys: PasskeyPageContext? = nil, upstream: UpstreamButtons? = nil,
+        notice: String? = nil
     ) -> HTTPResponse {
         let emailInput = input(
             id: "email", name: "email", label: "Email", type: "email",
@@ -147,7 +157,8 @@ enum Pages {
             body: """
                 <h1>Sign in with ZevID</h1>
                 <p class="muted">to continue to \(HTML.escape(appName))</p>
-                \(formError(error))
+                \(AccountPages.notice(notice))\(formError(error))
+                \(upstream?.html ?? "")
                 <form method="post" action="/v1/auth/zevid/signin">
                 <input type="hidden" name="request" value="\(HTML.escape(requestID))">
                 <input type="hidden" name="csrf" value="\(HTML.escape(csrf))">

@@ -44,6 +44,9 @@ public struct AccountsPorts: Sendable {
     public var emailFlows: any EmailFlowStore = UnconfiguredEmail()
     /// Passkeys (docs/passkeys.md): credentials, challenges and the offer; `StoreUnavailable` until given.
     public var passkeys: any PasskeyStores = UnconfiguredPasskeys()
+    /// The hosted upstream sign-in (docs/federation.md): flows, links and the accounts it makes;
+    /// `StoreUnavailable` until given.
+    public var upstream: any UpstreamSignInStores = UnconfiguredUpstream()
 
     /// Every port answering `StoreUnavailable`, for contexts built without this area (their requests answer 503).
     public init() {
@@ -95,6 +98,7 @@ public struct AccountsPorts: Sendable {
         findUser = accounts
         mfaReset = accounts
         passkeys = store.passkeys
+        upstream = store.upstreamSignIn
     }
 }
 

@@ -19,6 +19,7 @@ extension Routes {
         add("POST", "/account/close") { request, _ in try accounts.closeAccount(request) }
         registerEmailFlows(accounts: accounts)
         registerPasskeys(accounts: accounts)
+        registerUpstream()
         add("GET", MFAFlow.path) { request, _ in try mfa.page(request) }
         add("POST", MFAFlow.path) { request, _ in try mfa.submit(request) }
         add("POST", "/v1/admin/users/{id}/close") { request, parameters in try accounts.closeUser(request, id: parameters["id"] ?? "") }

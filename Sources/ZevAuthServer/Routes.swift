@@ -28,7 +28,7 @@ struct Routes {
     static func isPage(_ pattern: String) -> Bool {
         pattern == "/oauth2/authorize" || pattern == "/account" || pattern.hasPrefix("/account/")
             || pattern.hasPrefix("/v1/auth/zevid/") || pattern == LogoutHandler.path || pattern == "/console"
-            || pattern.hasPrefix("/console/")
+            || pattern.hasPrefix("/console/") || pattern.hasPrefix("/oauth2/upstream/")
     }
 
     // MARK: Where slow handlers run (docs/decisions.md, "Slow work leaves the HTTP workers")
@@ -59,6 +59,9 @@ struct Routes {
         "POST /console/projects/{id}/{env}/apps",
         "POST /console/projects/{id}/{env}/apps/{app}/check",
         "POST /console/projects/{id}/{env}/domains/{domain}/verify",
+        // "Continue with NAME": discovery, then the upstream's token endpoint and key set (docs/federation.md).
+        "POST /oauth2/upstream/start",
+        "GET /oauth2/upstream/callback",
     ]
 
     /// The routes that never wait on PostgreSQL (or anything else): they run on the HTTP worker that read
@@ -73,6 +76,7 @@ struct Routes {
         "GET " + Pages.stylesheetPath,
         "GET " + ConsolePages.stylesheetPath,
         "GET " + ConsolePages.scriptPath,
+        "GET " + UpstreamPages.appleLogoPath,
     ]
 
     /// Where the handler of `method` `pattern` runs: the tables above; every other route on the database

@@ -75,9 +75,19 @@ struct SignInFlow: Sendable {
         if try authenticatedSession(pending, request) != nil {
             return Wire.seeOther("/v1/auth/zevid/consent?request=\(pending.record.id)")
         }
+        // A link waiting for this sign-in (docs/federation.md, "Hosted sign-in") fills in its address and says why.
+        let link = try UpstreamHandlers(context: context).signInNotice(request)
         return Pages.signIn(
             requestID: pending.record.id, csrf: pending.csrf, appName: pending.environment.projectName,
-            email: pending.record.loginHint, error: nil, passkeys: pending.passkeys)
+            email: link?.email ?? pending.record.loginHint, error: nil, passkeys: pending.passkeys,
+            upstream: try upstreamButtons(pending, request), notice: link?.notice)
+    }
+
+    /// The "Continue with NAME" buttons of this sign-in's page: its project's providers (docs/federation.md).
+    private func upstreamButtons(_ pending: Pending, _ request: HTTPRequest) throws -> UpstreamButtons? {
+        guard let binding = context.cookie(.binding, in: request) else { return nil }
+        return try UpstreamHandlers(context: context).buttons(
+            projectID: pending.environment.projectID, binding: binding, requestID: pending.record.id)
     }
 
     /// `POST /v1/auth/zevid/signin` (form: `request`, `csrf`, `email`, `password`): checks the password
@@ -97,7 +107,8 @@ struct SignInFlow: Sendable {
             context.metrics.signIn(.password, .rateLimited)
             var response = Pages.signIn(
                 requestID: pending.record.id, csrf: pending.csrf, appName: pending.environment.projectName,
-                email: email, error: RateLimiter.pageMessage(retryAfterSeconds: seconds), status: 429, passkeys: pending.passkeys)
+                email: email, error: RateLimiter.pageMessage(retryAfterSeconds: seconds), status: 429, passkeys: pending.passkeys,
+                upstream: try upstreamButtons(pending, request))
             response.headers.set("Retry-After", String(seconds))
             return response
         case .wrong:
@@ -105,12 +116,13 @@ struct SignInFlow: Sendable {
             return Pages.signIn(
                 requestID: pending.record.id, csrf: pending.csrf, appName: pending.environment.projectName,
                 email: email, error: Self.genericCredentialsMessage, invalid: ["email", "password"], status: 401,
-                passkeys: pending.passkeys)
+                passkeys: pending.passkeys, upstream: try upstreamButtons(pending, request))
         case .invalidEmail:
             context.metrics.signIn(.password, .invalidRequest)
             return Pages.signIn(
                 requestID: pending.record.id, csrf: pending.csrf, appName: pending.environment.projectName,
-                email: email, error: Self.invalidEmailMessage, invalid: ["email"], status: 400, passkeys: pending.passkeys)
+                email: email, error: Self.invalidEmailMessage, invalid: ["email"], status: 400, passkeys: pending.passkeys,
+                upstream: try upstreamButtons(pending, request))
         case .ok(let found):
             user = found
         }
@@ -162,6 +174,8 @@ struct SignInFlow: Sendable {
         guard let session = try authenticatedSession(pending, request) else {
             return Wire.seeOther("/v1/auth/zevid/signin?request=\(pending.record.id)")
         }
+        // A link that waited for this sign-in is confirmed (or cancelled) before the app gets a code.
+        if let detour = try UpstreamHandlers(context: context).confirmationDetour(request) { return Wire.seeOther(detour) }
         // The console is the deployment's own first-party client: no consent, no "Return to the app" page
         // (docs/console.md, "Signing in").
         if pending.environment.publishableKey == ConsoleClient.clientID {

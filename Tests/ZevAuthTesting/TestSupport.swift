@@ -105,7 +105,7 @@ public final class TestServer: @unchecked Sendable {
     public init(
         live: Bool = false, clock: ManualClock? = nil, issuer: String? = nil,
         configure: (inout ServerConfiguration) -> Void = { _ in }, ports: ((inout RoundTripPorts) -> Void)? = nil,
-        store: PostgresStore? = nil
+        store: PostgresStore? = nil, upstream: (any UpstreamAuthority)? = nil
     ) throws {
         let log = CapturingLog()
         var server: HTTPServer?
@@ -125,12 +125,12 @@ public final class TestServer: @unchecked Sendable {
         let contextClock: any Clock = clock ?? SystemClock()
         var context = ServerContext(
             configuration: configuration, store: store, clock: contextClock, passwordHasher: testPasswordHasher, log: log)
-        if let ports {
+        if ports != nil || upstream != nil {
             var roundTrip = context.roundTrip
-            ports(&roundTrip)
+            ports?(&roundTrip)
             context = ServerContext(
                 configuration: configuration, store: store, roundTrip: roundTrip, tenancy: context.tenancy,
-                accounts: context.accounts, clock: contextClock, passwordHasher: testPasswordHasher, log: log)
+                accounts: context.accounts, clock: contextClock, passwordHasher: testPasswordHasher, log: log, upstream: upstream)
         }
         let app = ZevAuthApp(context: context)
         box.set(app)
