@@ -482,12 +482,13 @@ struct AccountHandlers: Sendable {
         guard let closed = try CloseUser(store: ports.closeUser)(id: id, now: context.clock.now(), audit: entry) else {
             return Wire.error(.notFound, "No account has this id.")
         }
-        return Wire.json(status: 200, UserBody(closed.user, closedAt: closed.closedAt))
+        return Wire.json(status: 200, try UserBody(closed.user, context: context, closedAt: closed.closedAt))
     }
 
     /// `POST /v1/admin/users/{id}/mfa/reset` (operator token; docs/protocol.md#mfa-reset): removes the
     /// account's TOTP factor and recovery codes, ends every session and queues the `mfa_removed` notice.
-    /// 200 `{"id","email","name","mfaRemoved"}` (`mfaRemoved` false on a repeat); 404 `not_found`.
+    /// Passkeys stay (docs/passkeys.md, "Events and emails").
+    /// 200 `{"id","email","name","passkeys","mfaRemoved"}` (`mfaRemoved` false on a repeat); 404 `not_found`.
     func resetMFA(_ request: HTTPRequest, id: String) throws -> HTTPResponse {
         let admin = AdminHandlers(context: context)
         let target = UUID(uuidString: id).map { _ in id }
@@ -503,18 +504,22 @@ struct AccountHandlers: Sendable {
         else {
             return Wire.error(.notFound, "No account has this id.")
         }
-        return Wire.json(status: 200, MFAResetBody(reset: reset))
+        return Wire.json(
+            status: 200, MFAResetBody(reset: reset, passkeys: try context.accounts.passkeys.passkeyCount(userID: reset.user.id)))
     }
 
-    /// `{"id","email","name","mfaRemoved"}`.
+    /// `{"id","email","name","passkeys","mfaRemoved"}`.
     struct MFAResetBody: JSONEncodable {
         let reset: ResetMFA.Reset
+        /// How many passkeys the account holds (the reset keeps them).
+        let passkeys: Int
 
         func encode(to writer: inout JSONWriter) {
             writer.object { object in
                 object.field("id", reset.user.id)
                 object.field("email", reset.user.email)
                 object.field("name", reset.user.name)
+                object.field("passkeys", passkeys)
                 object.field("mfaRemoved", reset.removed)
             }
         }

@@ -3,15 +3,24 @@ import Encoding
 import Foundation
 import HTTPServer
 
-/// A ZevID account as the admin API shows it (docs/protocol.md#admin-api): `{"id","email","name"}`, and
-/// `closedAt` (RFC 3339) once closed.
+/// A ZevID account as the admin API shows it (docs/protocol.md#admin-api): `{"id","email","name","passkeys"}`,
+/// and `closedAt` (RFC 3339) once closed. `passkeys` is how many passkeys the account holds, 0 to 20
+/// (docs/passkeys.md, "Events and emails").
 struct UserBody: JSONEncodable {
     let user: UserRecord
+    let passkeys: Int
     let closedAt: Date?
 
-    init(_ user: UserRecord, closedAt: Date? = nil) {
+    init(_ user: UserRecord, passkeys: Int, closedAt: Date? = nil) {
         self.user = user
+        self.passkeys = passkeys
         self.closedAt = closedAt
+    }
+
+    /// The record of `user` with its passkey count read now.
+    /// - Throws: the store's error.
+    init(_ user: UserRecord, context: ServerContext, closedAt: Date? = nil) throws {
+        self.init(user, passkeys: try context.accounts.passkeys.passkeyCount(userID: user.id), closedAt: closedAt)
     }
 
     func encode(to writer: inout JSONWriter) {
@@ -19,6 +28,7 @@ struct UserBody: JSONEncodable {
             object.field("id", user.id)
             object.field("email", user.email)
             object.field("name", user.name)
+            object.field("passkeys", passkeys)
             object.fieldIfPresent("closedAt", closedAt.map(Wire.timestamp))
         }
     }
@@ -26,7 +36,8 @@ struct UserBody: JSONEncodable {
 
 /// The operator's account calls of the admin API (the routes are registered with the round trip's).
 extension AdminHandlers {
-    /// `POST /v1/admin/users {"email","password","name"}` → 201 `{"id","email","name"}`; 409 when the email
+    /// `POST /v1/admin/users {"email","password","name"}` → 201 `{"id","email","name","passkeys"}` (`passkeys`
+    /// 0); 409 when the email
     /// has an account. Each field is parsed here, once, into its type (`EmailAddress`, `NewPassword`,
     /// `DisplayName`), then `CreateUser` decides.
     func createUser(_ request: HTTPRequest) throws -> HTTPResponse {
@@ -50,7 +61,7 @@ extension AdminHandlers {
         // The row names the new account by its id only, never its email address.
         let entry = try audit.entry(.operator, request, "account.create")
         switch try create(email: email, name: name, password: password, now: context.clock.now(), audit: entry) {
-        case .created(let user): return Wire.json(status: 201, UserBody(user))
+        case .created(let user): return Wire.json(status: 201, try UserBody(user, context: context))
         case .addressTaken: return Wire.error(.conflict, "An account with this email already exists.")
         }
     }

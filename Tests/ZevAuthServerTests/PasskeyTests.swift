@@ -459,11 +459,23 @@ import ZevAuthTesting
             headers: [("Authorization", "Bearer \(TestServer.operatorToken)")])
         #expect(reset.status == 200)
         #expect(try account.server.store.passkeys.passkeyCount(userID: account.setup.fixture.userID) == 1)
+        // Every admin answer with the account's record counts its passkeys.
+        #expect(reset.json["passkeys"] as? Int == 1)
         let closed = try account.server.client.send(
             "POST", "/v1/admin/users/\(account.setup.fixture.userID)/close",
             headers: [("Authorization", "Bearer \(TestServer.operatorToken)")])
         #expect(closed.status == 200)
         #expect(try account.server.store.passkeys.passkeyCount(userID: account.setup.fixture.userID) == 0)
+        #expect(closed.json["passkeys"] as? Int == 0)
+        let created = try account.server.client.send(
+            "POST", "/v1/admin/users",
+            headers: [("Authorization", "Bearer \(TestServer.operatorToken)"), ("Content-Type", "application/json")],
+            body: Array(
+                try JSONSerialization.data(withJSONObject: [
+                    "email": EmailFlowTests.unique("admin-created"), "password": "a long admin passphrase", "name": "Ada",
+                ])))
+        #expect(created.status == 201)
+        #expect(created.json["passkeys"] as? Int == 0)
     }
 }
 
