@@ -1,5 +1,6 @@
 import Crypto
 import Encoding
+import Fetch
 import Foundation
 import Postgres
 import Testing
@@ -449,6 +450,69 @@ import ZevAuthTesting
         #expect(limited.status == 429)
         #expect(limited.json["error"] as? String == "rate_limited")
         #expect(limited.header("retry-after") != nil)
+    }
+
+    @Test func removingAPasskeyIsEmailedThroughTheRelayRecordedAndShownAsActivity() throws {
+        let sink = try SMTPSink()
+        defer { sink.stop() }
+        let account = try Self.account(
+            clock: ManualClock(),
+            configure: { configuration in
+                configuration.mail.smtp = try? SMTPConfiguration(
+                    url: sink.url, from: "no-reply@zevauth.test", timeoutMilliseconds: 2_000)
+                configuration.mail.outboxDirectory = nil
+            })
+        let userID = account.setup.fixture.userID
+        try Self.create(account, try SoftwareAuthenticator(rpID: account.rpID, origin: account.server.issuer, synced: false))
+        let id = try TestDatabase.pool.query("SELECT id FROM passkey_credentials WHERE user_id = $1", [userID]).rows[0].string("id")
+        let removed = try account.browser.postForm("/account/passkeys/remove", [("csrf", account.formCSRF), ("id", id)])
+        #expect(removed.header("location") == "/account?done=passkey_removed#passkeys")
+        try account.server.context.mail.drain()
+        // The sign-in's own notices may arrive first: wait for the removal's.
+        let deadline = Date().addingTimeInterval(8)
+        var found: ReceivedEmail?
+        while found == nil && Date() < deadline {
+            found = Mailbox.messages(to: account.setup.fixture.email, in: sink.directory).first {
+                $0.header("Subject") == "A passkey was removed"
+            }
+            if found == nil { Thread.sleep(forTimeInterval: 0.05) }
+        }
+        let message = try #require(found)
+        #expect(message.body.contains("A passkey was removed from your ZevID account. It can no longer be used to sign in."))
+        #expect(message.header("From") == "ZevID <no-reply@zevauth.test>")
+        // In the audit log, with the person as subject, and on the account page's activity.
+        #expect(try Self.activity(userID).contains("passkey.remove"))
+        let (page, _) = try AccountTests.accountPage(account.browser)
+        #expect(page.text.contains("Passkey removed"))
+    }
+
+    @Test func aPasswordResetKeepsPasskeys() throws {
+        let account = try Self.account(clock: ManualClock())
+        let device = try SoftwareAuthenticator(rpID: account.rpID, origin: account.server.issuer, synced: false)
+        try Self.create(account, device)
+        // "Forgot password?", the emailed code, a new password.
+        let email = account.setup.fixture.email
+        let browser = account.server.browser()
+        let forgot = try browser.get("/account/reset")
+        let codePage = try browser.postForm(
+            "/account/reset", [("csrf", try #require(hiddenField("csrf", in: forgot.text))), ("email", email)])
+        #expect(codePage.status == 200)
+        let newPasswordPage = try EmailFlowTests.enter(browser, page: codePage, code: try Mailbox.code(for: email))
+        #expect(newPasswordPage.text.contains("Choose a new password"))
+        let done = try browser.postForm(
+            "/account/reset/password",
+            [
+                ("flow", try #require(hiddenField("flow", in: newPasswordPage.text))),
+                ("csrf", try #require(hiddenField("csrf", in: newPasswordPage.text))), ("new_password", "a brand new passphrase"),
+            ])
+        #expect(done.status == 303)
+        #expect(try Self.activity(account.setup.fixture.userID).contains("password.reset"))
+        // The passkey is still there and still signs in.
+        #expect(try account.server.store.passkeys.passkeyCount(userID: account.setup.fixture.userID) == 1)
+        let (answer, passkeyBrowser, pkce) = try Self.passkeySignIn(account, device)
+        #expect(answer.status == 200)
+        let claims = try Self.finish(account, passkeyBrowser, pkce, at: try #require(answer.json["redirect"] as? String))
+        #expect(claims["amr"] as? [String] == ["hwk", "user", "mfa"])
     }
 
     @Test func theOperatorsMFAResetKeepsPasskeysAndClosingDeletesThem() throws {
