@@ -71,10 +71,14 @@ public struct PasskeyRecord: Sendable, Equatable {
 }
 
 /// Names of passkey providers by AAGUID (WebAuthn Level 3 §6.5.1), from the providers' own published
-/// values as the community list "passkey-authenticator-aaguids" collects them. Shown only; never a
-/// decision (attestation is not verified, docs/passkeys.md, "Attestation").
+/// values as the community list collects them: `aaguid.json` of the GitHub repository
+/// `passkeydeveloper/passkey-authenticator-aaguids` (docs/passkeys.md, "Provider names"). Only the
+/// well-known providers are kept. Shown only; never a decision (attestation is not verified,
+/// docs/passkeys.md, "Attestation").
 public enum PasskeyProviders {
-    /// Lower-case hyphenated AAGUID → provider name.
+    /// Lower-case hyphenated AAGUID → provider name. Every AAGUID is the list's; the names are the list's
+    /// too, except `fbfc3007-…`, which the list now calls "Apple Passwords" (the app's name since iOS 18) and
+    /// which is shown as "iCloud Keychain", where those passkeys are kept and sync.
     public static let names: [String: String] = [
         "fbfc3007-154e-4ecc-8c0b-6e020557d7bd": "iCloud Keychain",
         "dd4ec289-e01d-41c9-bb89-70fa845d4bf2": "iCloud Keychain (Managed)",
