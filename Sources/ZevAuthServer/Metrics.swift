@@ -219,8 +219,8 @@ public enum RefreshMetric: Int, CaseIterable, Sendable {
 /// How a person proved who they are (`zevauth_sign_ins_total{method}`): a password, or a second factor
 /// (a TOTP code or a recovery code).
 public enum SignInMethod: Int, CaseIterable, Sendable {
-    case password, secondFactor, passkey
-    static let labels = ["password", "second_factor", "passkey"]
+    case password, secondFactor, passkey, federated
+    static let labels = ["password", "second_factor", "passkey", "federated"]
 }
 
 /// A sign-in step's outcome (`zevauth_sign_ins_total{outcome}`).

@@ -203,8 +203,15 @@ struct StandardOAuthHandlers: Sendable {
                 return try refused(Self.tokenError(.invalidRequest, "refresh_token is required."))
             }
             result = try SessionGrants(context: context).refresh(refreshToken: refreshToken, publishableKey: clientID, gate: gate)
+        case TokenExchangeRequest.grantType:
+            // The native token exchange (RFC 8693) looks its client up itself, so an unknown one is still 401.
+            return try limitedOr {
+                try TokenExchangeHandler(context: context).respond(form, publishableKey: clientID, clientAddress: address)
+            }
         default:
-            return try refused(Self.tokenError(.unsupportedGrantType, "grant_type must be authorization_code or refresh_token."))
+            return try refused(
+                Self.tokenError(
+                    .unsupportedGrantType, "grant_type must be authorization_code, refresh_token or \(TokenExchangeRequest.grantType)."))
         }
         if result.outcome == .invalidClient { return unknownClient }
         return result.response(on: .standard(.token))

@@ -35,7 +35,10 @@ import ZevAuthTesting
         #expect(json["introspection_endpoint"] as? String == issuer + "/oauth2/introspect")
         #expect(json["code_challenge_methods_supported"] as? [String] == ["S256"])
         #expect(json["response_types_supported"] as? [String] == ["code"])
-        #expect(json["grant_types_supported"] as? [String] == ["authorization_code", "refresh_token"])
+        #expect(
+            json["grant_types_supported"] as? [String] == [
+                "authorization_code", "refresh_token", "urn:ietf:params:oauth:grant-type:token-exchange",
+            ])
         #expect(json["token_endpoint_auth_methods_supported"] as? [String] == ["none"])
         #expect(json["revocation_endpoint_auth_methods_supported"] as? [String] == ["none"])
         #expect(json["authorization_response_iss_parameter_supported"] as? Bool == true)

@@ -103,5 +103,6 @@ public final class UpstreamOP: Sendable {
 /// The upstream provider could not be started or answered unexpectedly.
 public struct UpstreamOPUnavailable: Error, CustomStringConvertible {
     public let reason: String
+    public init(reason: String) { self.reason = reason }
     public var description: String { reason }
 }
