@@ -182,10 +182,11 @@ import ZevAuthTesting
         let existing = try signUp(fixture.email, chosen, server.browser())
         #expect(fresh.status == 200)
         #expect(existing.status == 200)
-        // The same code page: only the flow's id and its form token differ.
+        // The same code page: only the flow's id, its form token and the browser's passkey token differ.
         func shape(_ page: TestResponse) -> String {
             page.text.replacingOccurrences(of: hiddenField("flow", in: page.text) ?? "-", with: "F")
                 .replacingOccurrences(of: hiddenField("csrf", in: page.text) ?? "-", with: "C")
+                .replacingOccurrences(of: PasskeyTests.dataCSRF(page.text) ?? "-", with: "P")
         }
         #expect(shape(fresh) == shape(existing))
         // The existing account was not touched; the new one signs in once its code is entered.
