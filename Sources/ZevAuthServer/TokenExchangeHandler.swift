@@ -57,7 +57,7 @@ struct TokenExchangeHandler: Sendable {
         case .confirmLink:
             return Self.interactionRequired(
                 "An account with this email address exists: sign in to it once in the browser and confirm, then the identity is linked.",
-                uri: confirmationURL(provider: provider))
+                uri: confirmationURL)
         case .closed:
             return Self.refusal(ExchangeDecision.accountClosed)
         case .refused(let refusal):
@@ -93,11 +93,10 @@ struct TokenExchangeHandler: Sendable {
         }
     }
 
-    /// Where the person confirms linking in the browser: the account area signs them in, then starts this
-    /// provider's sign-in, whose callback offers the link (docs/federation.md, "Accounts").
-    private func confirmationURL(provider: UpstreamProviderRecord) -> String {
-        context.configuration.issuer + "/account/link/confirm?" + FormURLEncoding.encode([("provider", provider.slug)])
-    }
+    /// Where the person confirms linking in the browser: the account area's sign-in page, which shows every
+    /// provider; "Continue with NAME" there meets the same account rule, and the hosted flow links the identity
+    /// only after the person signs in to the existing account and confirms (docs/federation.md, "Accounts").
+    private var confirmationURL: String { context.configuration.issuer + "/account/signin" }
 
     private static func refusal(_ error: OAuthError) -> HTTPResponse {
         GrantResult.failed(error).response(on: .standard(.token))

@@ -172,14 +172,22 @@ import ZevAuthTesting
         #expect(moved.status == 200, "\(moved.text)")
         #expect(try Self.idClaims(moved)["sub"] as? String == (try Self.idClaims(first)["sub"] as? String))
 
+        // An account with TOTP cannot give its code here: the browser's sign-in asks for it.
+        let accountID = try #require(try Self.idClaims(first)["sub"] as? String)
+        try TestDatabase.pool.query(
+            "INSERT INTO totp_factors (user_id, secret_sealed, created_at, confirmed_at) VALUES ($1::uuid, 'x', now(), now())", [accountID])
+        let withTOTP = try world.exchange(
+            try world.op.mint(UpstreamOP.apple, world.appleClaims(sub: person.sub, email: person.email).merging(["jti": "t"]) { $1 }))
+        #expect(withTOTP.status == 400)
+        #expect(withTOTP.json["error"] as? String == "interaction_required")
+        #expect(withTOTP.json["access_token"] == nil)
+
         // An address that an account already has: nothing is linked silently.
         let taken = try world.exchange(
             try world.op.mint(UpstreamOP.apple, world.appleClaims(sub: Self.fresh().sub, email: world.fixture.email)))
         #expect(taken.status == 400)
         #expect(taken.json["error"] as? String == "interaction_required")
-        #expect(
-            (taken.json["error_uri"] as? String)?.hasPrefix(world.server.context.configuration.issuer + "/account/link/confirm?provider=")
-                == true)
+        #expect(taken.json["error_uri"] as? String == world.server.context.configuration.issuer + "/account/signin")
         let links = try TestDatabase.pool.query(
             "SELECT count(*) AS n FROM upstream_identities WHERE user_id = $1::uuid", [world.fixture.userID]
         ).rows[0]
