@@ -47,7 +47,8 @@ import ZevAuthTesting
         #expect(body["email"] as? String == "Ada@Example.COM")
         #expect(body["name"] as? String == "Ada")
         #expect((body["id"] as? String)?.isEmpty == false)
-        #expect(body.count == 3)
+        #expect(body["passkeys"] as? Int == 0)
+        #expect(body.count == 4)
         let again = app.handle(
             Self.operatorRequest("POST", "/v1/admin/users", #"{"email":"ada@example.com","password":"correct horse","name":"Ada"}"#))
         #expect(again.status == 409)

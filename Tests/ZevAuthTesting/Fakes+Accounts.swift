@@ -240,11 +240,12 @@ public final class FakeAccounts: AllAccountStores {
         var tenancy = TenancyPorts(unreachable)
         tenancy.audit = auditLog
         tenancy.auditLog = auditLog
-        // The account page mints a browser binding and lists passkeys: both in memory, with no passkey.
+        // The account page mints a browser binding, lists passkeys and linked providers: in memory, with none.
         var roundTrip = RoundTripPorts(unreachable)
         roundTrip.browserBindings = browserBindings
         var accounts = AccountsPorts(all: self)
         accounts.passkeys = NoPasskeys()
+        accounts.upstream = NoUpstream()
         return ServerContext(
             configuration: configuration, store: unreachable,
             roundTrip: roundTrip, tenancy: tenancy, accounts: accounts, clock: clock,
