@@ -34,13 +34,13 @@ module() { # name, sources dir, extra flags…
 }
 
 module Encoding "$src/Encoding"
-# Two lanes, for two cores: PKCE, Authorize, then Association (which imports Authorize) beside IDNA, CBOR
-# and WebAuthn.
-{ module PKCE "$src/PKCE" && module Authorize "$src/Authorize" && module Association "$src/Association"; } &
+# Two lanes, for two cores: PKCE, WebAuthn, Authorize (which imports both), then Association (which imports
+# Authorize), beside IDNA and CBOR.
+{ module PKCE "$src/PKCE" && module WebAuthn "$src/WebAuthn" && module Authorize "$src/Authorize" \
+    && module Association "$src/Association"; } &
 lane=$!
 module IDNA "$src/IDNA" -I "$src/CIDN2"
 module CBOR "$src/CBOR" -I "$src/CCBOR"
-module WebAuthn "$src/WebAuthn"
 wait "$lane"
 
 framing_sources=("$src/HTTPServer/Framing.swift" "$src/HTTPServer/HTTPHeaders.swift"
