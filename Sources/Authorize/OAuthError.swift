@@ -76,6 +76,12 @@ public enum OAuthErrorCode: String, Sendable, CaseIterable {
     case invalidNonce = "invalid_nonce"
     /// A live access token whose session was not granted `openid`, at userinfo (RFC 6750 §3.1).
     case insufficientScope = "insufficient_scope"
+    /// A DPoP proof that is missing where required, malformed, or breaks a rule of RFC 9449 §4.3
+    /// (docs/dpop.md, "Errors"). 400 at the token endpoint and the exchange; a resource answers 401.
+    case invalidDPoPProof = "invalid_dpop_proof"
+    /// The server requires a DPoP nonce and the proof has none or a stale one (RFC 9449 §8): the answer
+    /// carries `DPoP-Nonce`, and the client signs a new proof with it.
+    case useDPoPNonce = "use_dpop_nonce"
 
     /// The HTTP status when this code is answered directly (not redirected), from
     /// docs/protocol.md#error-codes.
@@ -89,7 +95,7 @@ public enum OAuthErrorCode: String, Sendable, CaseIterable {
             .redirectURIRequired, .redirectURIMismatch, .pkceRequired, .pkceMethodUnsupported,
             .invalidCodeChallenge, .pkceVerificationFailed, .nativeAppLimit, .nativeAppTeamMismatch, .invalidNonce,
             .loginRequired, .consentRequired, .interactionRequired, .requestNotSupported, .requestURINotSupported,
-            .invalidRequestURI:
+            .invalidRequestURI, .invalidDPoPProof, .useDPoPNonce:
             return 400
         case .invalidClient, .reauthenticationRequired, .invalidToken:
             return 401
@@ -123,7 +129,8 @@ public enum OAuthErrorCode: String, Sendable, CaseIterable {
     /// - `/oauth2/token`: `redirect_uri_required`, `redirect_uri_mismatch`, `pkce_verification_failed`
     ///   and `reauthentication_required` are `invalid_grant` (RFC 6749 §5.2, RFC 7636 §4.6;
     ///   docs/protocol.md#token-errors); `invalid_token` is `invalid_client` (a bad bearer on the token
-    ///   endpoint, RFC 6749 §5.2); every other code is `invalid_request`.
+    ///   endpoint, RFC 6749 §5.2); `invalid_dpop_proof` and `use_dpop_nonce` stand for themselves (RFC
+    ///   9449 §5, §8); every other code is `invalid_request`.
     /// - Parameter endpoint: the standard endpoint answering.
     public func rfcCode(at endpoint: StandardEndpoint) -> OAuthErrorCode {
         switch self {
@@ -145,6 +152,9 @@ public enum OAuthErrorCode: String, Sendable, CaseIterable {
                 return .invalidGrant
             case .invalidToken:
                 return .invalidClient
+            case .invalidDPoPProof, .useDPoPNonce:
+                // RFC 9449 §5 and §8 define both for the token endpoint itself.
+                return self
             default:
                 return .invalidRequest
             }

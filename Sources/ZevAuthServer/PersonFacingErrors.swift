@@ -71,6 +71,10 @@ enum PersonFacingErrors {
             headline: "This sign-in needs you to finish it on a page.", advice: "Go back to the app and sign in again."),
         .insufficientScope: PersonFacingError(
             headline: "This app was not allowed to read your profile.", advice: "Go back to the app and sign in again."),
+        .invalidDPoPProof: PersonFacingError(
+            headline: "This app could not prove it is the one that signed you in.", advice: "Go back to the app and sign in again."),
+        .useDPoPNonce: PersonFacingError(
+            headline: "This app needs to repeat its request.", advice: "Go back to the app and try again."),
     ]
 
     /// What a page says for a code the table does not name.

@@ -80,6 +80,7 @@ import Testing
                 "temporarily_unavailable", "invalid_token", "forbidden", "not_found", "conflict",
                 "login_required", "consent_required", "interaction_required", "request_not_supported",
                 "request_uri_not_supported", "invalid_request_uri", "invalid_nonce", "insufficient_scope",
+                "invalid_dpop_proof", "use_dpop_nonce",
             ])
     }
 
@@ -96,6 +97,8 @@ import Testing
         // OpenID Connect Core §3.1.2.6 (redirected; 400 when answered directly).
         (.loginRequired, 400), (.consentRequired, 400), (.interactionRequired, 400), (.requestNotSupported, 400),
         (.requestURINotSupported, 400), (.invalidRequestURI, 400),
+        // RFC 9449 §5 and §8 at the token endpoint (a resource answers 401 itself, docs/dpop.md).
+        (.invalidDPoPProof, 400), (.useDPoPNonce, 400),
     ])
     func statusComesFromTheContract(code: OAuthErrorCode, status: Int) {
         #expect(code.httpStatus == status)
@@ -147,9 +150,11 @@ import Testing
             .loginRequired, .consentRequired, .interactionRequired, .requestNotSupported, .requestURINotSupported,
             .invalidRequestURI,
         ]
+        // RFC 9449 §5 and §8 add the DPoP codes to the token endpoint's.
+        let dpop: Set<OAuthErrorCode> = [.invalidDPoPProof, .useDPoPNonce]
         for code in OAuthErrorCode.allCases {
             #expect(rfc6749.union(openID).contains(code.rfcCode(at: .authorize)), "\(code)")
-            #expect(rfc6749.contains(code.rfcCode(at: .token)), "\(code)")
+            #expect(rfc6749.union(dpop).contains(code.rfcCode(at: .token)), "\(code)")
         }
     }
 }
