@@ -26,15 +26,34 @@ public struct PostgresAuthorizations: Sendable {
     // statement waits for it and then revokes the session it made, in its next statement.
     // A password change ends every browser session of the account, so `issuer` covers it.
     // $4 is the S256 of a well-formed verifier or NULL, so `code_challenge = $4` is row 6's whole fact.
+    // DPoP (docs/dpop.md, "Binding"): $13 the proof's key thumbprint or NULL, $14 its `jti` digest, $15
+    // when that use expires, $16 whether its nonce is accepted. Before any code is touched: an environment
+    // that requires DPoP refuses a request without a proof (`dpop_missing`) or without an accepted nonce
+    // (`dpop_stale_nonce`); the proof's use is inserted once per key and `jti` (`proof_use`: a conflict
+    // with a live row is a replay, and the code stays untouched). The code's own binding is checked with
+    // rows 4–6, after consumption, and the session is bound to the proof's key.
     static let exchangeSQL = """
         WITH env AS (
-            SELECT id, session_max_age_days, session_idle_days, access_token_ttl_minutes, id_token_signing_alg
+            SELECT id, session_max_age_days, session_idle_days, access_token_ttl_minutes, id_token_signing_alg, require_dpop
             FROM environments WHERE publishable_key = $1
         ), gate AS (
             SELECT EXISTS (
                 SELECT 1 FROM rate_limit_counters
                 WHERE bucket = $9 AND key = $10 AND window_start = to_timestamp($11::float8) AND count >= $12::int
             ) AS over
+        ), dpop AS (
+            SELECT COALESCE((SELECT require_dpop FROM env), false) AND $13::text IS NULL AS missing,
+                   COALESCE((SELECT require_dpop FROM env), false) AND $13::text IS NOT NULL AND NOT $16::boolean AS stale_nonce
+        ), proof_use AS (
+            INSERT INTO dpop_proof_uses (jkt, jti_hash, expires_at)
+            SELECT $13, $14, to_timestamp($15::float8) FROM dpop
+            WHERE $13::text IS NOT NULL AND EXISTS (SELECT 1 FROM env) AND NOT (SELECT over FROM gate) AND NOT dpop.stale_nonce
+            ON CONFLICT (jkt, jti_hash) DO UPDATE SET expires_at = EXCLUDED.expires_at
+                WHERE dpop_proof_uses.expires_at <= to_timestamp($5::float8)
+            RETURNING 1
+        ), proof_ok AS (
+            SELECT NOT dpop.missing AND NOT dpop.stale_nonce AND ($13::text IS NULL OR EXISTS (SELECT 1 FROM proof_use)) AS ok
+            FROM dpop
         ), holder AS (
             SELECT u.id FROM authorization_codes c0 JOIN users u ON u.id = c0.user_id
             WHERE c0.code_hash = $2 AND c0.consumed_at IS NULL AND u.closed_at IS NULL
@@ -51,35 +70,39 @@ public struct PostgresAuthorizations: Sendable {
                     WHEN c.consumed_at IS NOT NULL AND c.redirect_uri = $3 AND c.code_challenge = $4
                     THEN COALESCE(c.replayed_at, to_timestamp($5::float8)) ELSE c.replayed_at END
             WHERE c.code_hash = $2 AND c.environment_id = (SELECT id FROM env) AND NOT (SELECT over FROM gate)
+              AND (SELECT ok FROM proof_ok)
               AND (c.consumed_at IS NOT NULL OR (
                   c.expires_at > to_timestamp($5::float8) AND EXISTS (SELECT 1 FROM holder)
                   AND (c.browser_session_id IS NULL OR EXISTS (SELECT 1 FROM issuer))))
             RETURNING c.id, c.user_id, c.browser_session_id, c.auth_time, c.scope, c.nonce, c.amr,
                       c.consumed_by = $6::uuid AS won,
                       COALESCE(c.redirect_uri = $3, false) AS redirect_matches,
-                      COALESCE(c.code_challenge = $4, false) AS challenge_matches
+                      COALESCE(c.code_challenge = $4, false) AS challenge_matches,
+                      COALESCE(c.dpop_jkt = $13, c.dpop_jkt IS NULL) AS key_matches
         ), account AS (
             SELECT u.id, u.email, u.name, u.image_url, u.created_at, u.email_verified_at FROM users u
             WHERE u.id = (SELECT user_id FROM code) AND u.closed_at IS NULL
         ), new_session AS (
             INSERT INTO sessions (environment_id, user_id, browser_session_id, authorization_code_id, auth_time,
                 created_at, last_refreshed_at, scope, amr, first_access_token_hash, first_access_expires_at,
-                first_refresh_token_hash)
+                first_refresh_token_hash, dpop_jkt)
             SELECT env.id, code.user_id, code.browser_session_id, code.id, code.auth_time,
                    to_timestamp($5::float8), to_timestamp($5::float8), code.scope, code.amr, $7,
-                   to_timestamp($5::float8) + make_interval(mins => env.access_token_ttl_minutes), $8
+                   to_timestamp($5::float8) + make_interval(mins => env.access_token_ttl_minutes), $8, $13
             FROM code, env, account
-            WHERE code.won AND code.redirect_matches AND code.challenge_matches
-            RETURNING id, auth_time, last_refreshed_at
+            WHERE code.won AND code.redirect_matches AND code.challenge_matches AND code.key_matches
+            RETURNING id, auth_time, last_refreshed_at, dpop_jkt
         ), revoked AS (
             UPDATE sessions s SET revoked_at = to_timestamp($5::float8), revoked_reason = 'authorization_code_replay'
-            FROM code WHERE NOT code.won AND code.redirect_matches AND code.challenge_matches
+            FROM code WHERE NOT code.won AND code.redirect_matches AND code.challenge_matches AND code.key_matches
               AND s.authorization_code_id = code.id AND s.revoked_at IS NULL
             RETURNING s.id
         )
         SELECT (SELECT id FROM env) AS environment_id, (SELECT over FROM gate) AS rate_limited,
                env.session_max_age_days, env.session_idle_days,
-               code.id AS code_id, code.won, code.redirect_matches, code.challenge_matches,
+               code.id AS code_id, code.won, code.redirect_matches, code.challenge_matches, code.key_matches,
+               (SELECT missing FROM dpop) AS dpop_missing, (SELECT stale_nonce FROM dpop) AS dpop_stale_nonce,
+               NOT (SELECT ok FROM proof_ok) AS dpop_refused, new_session.dpop_jkt,
                $3::text IS NOT NULL AS redirect_present,
                (SELECT count(*) FROM revoked) AS revoked_count,
                new_session.id AS session_id, new_session.auth_time, new_session.last_refreshed_at,
@@ -97,7 +120,8 @@ public struct PostgresAuthorizations: Sendable {
             attempt.publishableKey, attempt.codeHash, attempt.requestedRedirectURI, attempt.verifierChallenge,
             SQLTime.parameter(attempt.now), attempt.attemptID, attempt.accessTokenHash, attempt.refreshTokenHash,
             attempt.failureGate?.bucket, attempt.failureGate?.key, attempt.failureGate.map { SQLTime.parameter($0.windowStart) },
-            attempt.failureGate.map { String($0.threshold) },
+            attempt.failureGate.map { String($0.threshold) }, attempt.proof?.thumbprint, attempt.proof?.identifierHash,
+            attempt.proof.map { SQLTime.parameter($0.usableUntil) }, attempt.proof?.nonceAccepted == true ? "true" : "false",
         ]
     }
 
@@ -106,10 +130,17 @@ public struct PostgresAuthorizations: Sendable {
     static func facts(from row: PostgresRow, replayRevoked: Bool? = nil) throws -> ExchangeFacts {
         guard row["environment_id"] != nil else { return ExchangeFacts(clientKnown: false) }
         if try row.bool("rate_limited") { return ExchangeFacts(clientKnown: true, rateLimited: true) }
+        if try row.bool("dpop_refused") {
+            var facts = ExchangeFacts(clientKnown: true)
+            facts.dpop =
+                try row.bool("dpop_missing") ? .required : try row.bool("dpop_stale_nonce") ? .nonceRequired : .replayed
+            return facts
+        }
         guard row["code_id"] != nil else { return ExchangeFacts(clientKnown: true) }
         let redirectPresent = try row.bool("redirect_present")
         let redirectMatches = try row.bool("redirect_matches")
         let challengeMatches = try row.bool("challenge_matches")
+        let keyMatches = try row.bool("key_matches")
         guard try row.bool("won") else {
             let revoked = try replayRevoked ?? (row.int("revoked_count") > 0)
             return ExchangeFacts(
@@ -128,10 +159,13 @@ public struct PostgresAuthorizations: Sendable {
                     id: try row.string("user_id"), email: try row.string("email"), name: try row.string("name"),
                     imageURL: row["image_url"]),
                 grant: try PostgresStore.grant(from: row, nonce: row["nonce"]))
+            session?.dpopThumbprint = row["dpop_jkt"]
         }
-        return ExchangeFacts(
+        var facts = ExchangeFacts(
             clientKnown: true, code: .won, redirectPresent: redirectPresent, redirectMatches: redirectMatches,
             challengeMatches: challengeMatches, session: session)
+        facts.keyMatches = keyMatches
+        return facts
     }
 }
 
@@ -142,7 +176,7 @@ extension PostgresAuthorizations: ExchangeStore {
         try PostgresEdge.run {
             let row = try pool.query(prepared: Self.exchangeSQL, Self.parameters(attempt)).rows[0]
             if row["code_id"] != nil, try row.bool("won") == false, try row.bool("redirect_matches"),
-                try row.bool("challenge_matches"), try row.int("revoked_count") == 0
+                try row.bool("challenge_matches"), try row.bool("key_matches"), try row.int("revoked_count") == 0
             {
                 // A valid replay that waited on the winner's row lock: the winner has committed, and a new
                 // statement (a new snapshot under READ COMMITTED) sees its session.
@@ -203,16 +237,16 @@ extension PostgresAuthorizations: ConsentStore {
                     WHERE r.id = $1 AND r.completed_at IS NULL AND r.expires_at > to_timestamp($4::float8)
                       AND r.browser_session_id = $2 AND b.id = r.browser_session_id AND b.ended_at IS NULL
                     RETURNING r.environment_id, r.redirect_uri, r.code_challenge, b.user_id, b.id AS browser_session_id, b.auth_time,
-                              r.scope, r.nonce, b.amr
+                              r.scope, r.nonce, b.amr, r.dpop_jkt
                 ), consent AS (
                     INSERT INTO consents (user_id, environment_id, granted_at)
                     SELECT user_id, environment_id, to_timestamp($4::float8) FROM request WHERE $6::boolean
                     ON CONFLICT (user_id, environment_id) DO NOTHING
                 )
                 INSERT INTO authorization_codes (code_hash, environment_id, user_id, browser_session_id, redirect_uri,
-                    code_challenge, auth_time, issued_at, expires_at, scope, nonce, amr)
+                    code_challenge, auth_time, issued_at, expires_at, scope, nonce, amr, dpop_jkt)
                 SELECT $3, environment_id, user_id, browser_session_id, redirect_uri, code_challenge, auth_time,
-                       to_timestamp($4::float8), to_timestamp($5::float8), scope, nonce, amr
+                       to_timestamp($4::float8), to_timestamp($5::float8), scope, nonce, amr, dpop_jkt
                 FROM request
                 RETURNING id
                 """,

@@ -22,19 +22,36 @@ public struct PostgresSessions: Sendable {
     // The new tokens are inserted from the UPDATE's RETURNING, so the pair and the rotation commit together;
     // the session row keeps no copy of the latest pair (sql/008). A presented token is read from
     // `issued_refresh_tokens` (sql/021): the session's first one is in its row, later ones in `refresh_tokens`.
+    // DPoP (docs/dpop.md, "Binding"): $10 the proof's key thumbprint or NULL, $11 its `jti` digest, $12
+    // when that use expires, $13 whether its nonce is accepted; checked as the exchange's are, before the
+    // session is touched. A session bound to a key rotates only with a proof of that key (RFC 9449 §5);
+    // otherwise nothing changes and the answer is `invalid_grant` (`presented_other_key`).
     static let refreshSQL = """
         WITH env AS (
             SELECT id, session_max_age_days, session_idle_days, access_token_ttl_minutes, refresh_reuse_grace_seconds,
-                   id_token_signing_alg
+                   id_token_signing_alg, require_dpop
             FROM environments WHERE publishable_key = $1
         ), gate AS (
             SELECT EXISTS (
                 SELECT 1 FROM rate_limit_counters
                 WHERE bucket = $6 AND key = $7 AND window_start = to_timestamp($8::float8) AND count >= $9::int
             ) AS over
+        ), dpop AS (
+            SELECT COALESCE((SELECT require_dpop FROM env), false) AND $10::text IS NULL AS missing,
+                   COALESCE((SELECT require_dpop FROM env), false) AND $10::text IS NOT NULL AND NOT $13::boolean AS stale_nonce
+        ), proof_use AS (
+            INSERT INTO dpop_proof_uses (jkt, jti_hash, expires_at)
+            SELECT $10, $11, to_timestamp($12::float8) FROM dpop
+            WHERE $10::text IS NOT NULL AND EXISTS (SELECT 1 FROM env) AND NOT (SELECT over FROM gate) AND NOT dpop.stale_nonce
+            ON CONFLICT (jkt, jti_hash) DO UPDATE SET expires_at = EXCLUDED.expires_at
+                WHERE dpop_proof_uses.expires_at <= to_timestamp($3::float8)
+            RETURNING 1
+        ), proof_ok AS (
+            SELECT NOT dpop.missing AND NOT dpop.stale_nonce AND ($10::text IS NULL OR EXISTS (SELECT 1 FROM proof_use)) AS ok
+            FROM dpop
         ), presented AS (
             SELECT r.session_id, r.generation, s.revoked_at, s.revoked_reason, s.auth_time, s.last_refreshed_at,
-                   u.closed_at,
+                   u.closed_at, s.dpop_jkt, COALESCE(s.dpop_jkt = $10, s.dpop_jkt IS NULL) AS key_matches,
                    -- Within the reuse grace only when one is configured: a request's time is read before its
                    -- statement runs, so at grace 0 a loser timed just before the winner's rotation (or an
                    -- instance whose clock is behind) must still count as reuse.
@@ -45,7 +62,7 @@ public struct PostgresSessions: Sendable {
                    ) + make_interval(secs => env.refresh_reuse_grace_seconds) AS in_grace
             FROM issued_refresh_tokens r JOIN sessions s ON s.id = r.session_id JOIN users u ON u.id = s.user_id
             JOIN env ON env.id = s.environment_id
-            WHERE r.token_hash = $2 AND NOT (SELECT over FROM gate)
+            WHERE r.token_hash = $2 AND NOT (SELECT over FROM gate) AND (SELECT ok FROM proof_ok)
         ), refreshed AS (
             UPDATE sessions s SET
                 generation = CASE WHEN s.generation = p.generation THEN s.generation + 1 ELSE s.generation END,
@@ -59,11 +76,11 @@ public struct PostgresSessions: Sendable {
                     WHEN s.generation = p.generation OR p.in_grace THEN to_timestamp($3::float8)
                     ELSE s.last_refreshed_at END
             FROM presented p, env
-            WHERE s.id = p.session_id AND s.revoked_at IS NULL AND p.closed_at IS NULL
+            WHERE s.id = p.session_id AND s.revoked_at IS NULL AND p.closed_at IS NULL AND p.key_matches
               AND s.auth_time + make_interval(secs => env.session_max_age_days * 86400) > to_timestamp($3::float8)
               AND s.last_refreshed_at + make_interval(secs => env.session_idle_days * 86400) > to_timestamp($3::float8)
             RETURNING s.id, s.user_id, s.generation, s.revoked_at IS NOT NULL AS reused, s.auth_time, s.last_refreshed_at,
-                      s.scope, s.amr
+                      s.scope, s.amr, s.dpop_jkt
         ), new_refresh_token AS (
             INSERT INTO refresh_tokens (token_hash, session_id, generation, issued_at)
             SELECT $5, id, generation, to_timestamp($3::float8) FROM refreshed WHERE NOT reused
@@ -76,7 +93,9 @@ public struct PostgresSessions: Sendable {
         SELECT (SELECT id FROM env) AS environment_id, (SELECT over FROM gate) AS rate_limited,
                env.session_max_age_days, env.session_idle_days,
                p.session_id AS presented_session_id, p.revoked_at IS NOT NULL AS presented_revoked, p.revoked_reason,
-               p.closed_at IS NOT NULL AS presented_closed,
+               p.closed_at IS NOT NULL AS presented_closed, NOT p.key_matches AS presented_other_key,
+               (SELECT missing FROM dpop) AS dpop_missing, (SELECT stale_nonce FROM dpop) AS dpop_stale_nonce,
+               NOT (SELECT ok FROM proof_ok) AS dpop_refused, refreshed.dpop_jkt,
                (p.auth_time + make_interval(secs => env.session_max_age_days * 86400) <= to_timestamp($3::float8)
                 OR p.last_refreshed_at + make_interval(secs => env.session_idle_days * 86400) <= to_timestamp($3::float8))
                    AS presented_past_window,
@@ -96,6 +115,8 @@ public struct PostgresSessions: Sendable {
             attempt.publishableKey, attempt.refreshTokenHash, SQLTime.parameter(attempt.now), attempt.newAccessTokenHash,
             attempt.newRefreshTokenHash, attempt.failureGate?.bucket, attempt.failureGate?.key,
             attempt.failureGate.map { SQLTime.parameter($0.windowStart) }, attempt.failureGate.map { String($0.threshold) },
+            attempt.proof?.thumbprint, attempt.proof?.identifierHash, attempt.proof.map { SQLTime.parameter($0.usableUntil) },
+            attempt.proof?.nonceAccepted == true ? "true" : "false",
         ]
     }
 
@@ -103,8 +124,12 @@ public struct PostgresSessions: Sendable {
     static func outcome(from row: PostgresRow) throws -> RefreshOutcome {
         guard row["environment_id"] != nil else { return .unknownClient }
         if try row.bool("rate_limited") { return .rateLimited }
+        if try row.bool("dpop_refused") {
+            return .dpopRefused(try row.bool("dpop_missing") ? .missing : try row.bool("dpop_stale_nonce") ? .useNonce : .replayed)
+        }
         guard row["presented_session_id"] != nil else { return .unknownToken }
         guard row["session_id"] != nil else {
+            if try row.bool("presented_other_key"), try !row.bool("presented_revoked") { return .otherKey }
             // Nothing was updated: say why, from the snapshot (a window only ever closes with time).
             if try row.bool("presented_revoked") {
                 return row["revoked_reason"] == PostgresStore.expiredReason ? .reauthenticationRequired : .ended(revokedForReuse: false)
@@ -117,14 +142,14 @@ public struct PostgresSessions: Sendable {
         let windows = IssuedSession.windows(
             authTime: try row.date("auth_time"), lastRefreshedAt: try row.date("last_refreshed_at"),
             maxAgeDays: try row.int("session_max_age_days"), idleDays: try row.int("session_idle_days"))
-        return .refreshed(
-            IssuedSession(
-                sessionID: try row.string("session_id"), accessExpiresAt: try row.date("access_expires_at"),
-                expiresAt: windows.expiresAt, idleExpiresAt: windows.idleExpiresAt,
-                user: SessionUser(
-                    id: try row.string("user_id"), email: try row.string("email"), name: try row.string("name"),
-                    imageURL: row["image_url"]),
-                grant: try PostgresStore.grant(from: row, nonce: nil)))
+        var session = IssuedSession(
+            sessionID: try row.string("session_id"), accessExpiresAt: try row.date("access_expires_at"),
+            expiresAt: windows.expiresAt, idleExpiresAt: windows.idleExpiresAt,
+            user: SessionUser(
+                id: try row.string("user_id"), email: try row.string("email"), name: try row.string("name"), imageURL: row["image_url"]),
+            grant: try PostgresStore.grant(from: row, nonce: nil))
+        session.dpopThumbprint = row["dpop_jkt"]
+        return .refreshed(session)
     }
 
     /// Whether an environment has this publishable key (one indexed read).
@@ -191,7 +216,7 @@ extension PostgresSessions: IntrospectStore {
             guard
                 let row = try pool.query(
                     """
-                    SELECT s.id AS session_id, s.user_id, e.publishable_key, a.issued_at, a.expires_at
+                    SELECT s.id AS session_id, s.user_id, e.publishable_key, a.issued_at, a.expires_at, s.dpop_jkt
                     FROM issued_access_tokens a JOIN sessions s ON s.id = a.session_id
                     JOIN environments e ON e.id = s.environment_id JOIN users u ON u.id = s.user_id
                     WHERE a.token_hash = $1 AND e.id = $2 AND a.expires_at > to_timestamp($3::float8)
@@ -201,9 +226,11 @@ extension PostgresSessions: IntrospectStore {
                     """, [accessTokenHash, environmentID, SQLTime.parameter(now)]
                 ).first
             else { return nil }
-            return IntrospectedToken(
+            var token = IntrospectedToken(
                 sessionID: try row.string("session_id"), userID: try row.string("user_id"),
                 clientID: try row.string("publishable_key"), issuedAt: try row.date("issued_at"), expiresAt: try row.date("expires_at"))
+            token.dpopThumbprint = row["dpop_jkt"]
+            return token
         }
     }
 }
@@ -218,7 +245,7 @@ extension PostgresSessions: CurrentSessionStore {
                     SELECT s.id AS session_id, s.auth_time, a.expires_at AS access_expires_at, s.last_refreshed_at,
                            e.session_max_age_days, e.session_idle_days, u.id AS user_id, u.email, u.name, u.image_url,
                            s.scope, s.amr, e.id_token_signing_alg, u.created_at AS profile_updated_at,
-                           u.email_verified_at IS NOT NULL AS email_verified
+                           u.email_verified_at IS NOT NULL AS email_verified, s.dpop_jkt
                     FROM issued_access_tokens a JOIN sessions s ON s.id = a.session_id
                     JOIN environments e ON e.id = s.environment_id JOIN users u ON u.id = s.user_id
                     WHERE a.token_hash = $1 AND s.revoked_at IS NULL AND u.closed_at IS NULL
@@ -231,13 +258,15 @@ extension PostgresSessions: CurrentSessionStore {
             let windows = IssuedSession.windows(
                 authTime: try row.date("auth_time"), lastRefreshedAt: try row.date("last_refreshed_at"),
                 maxAgeDays: try row.int("session_max_age_days"), idleDays: try row.int("session_idle_days"))
-            return IssuedSession(
+            var session = IssuedSession(
                 sessionID: try row.string("session_id"), accessExpiresAt: try row.date("access_expires_at"),
                 expiresAt: windows.expiresAt, idleExpiresAt: windows.idleExpiresAt,
                 user: SessionUser(
                     id: try row.string("user_id"), email: try row.string("email"), name: try row.string("name"),
                     imageURL: row["image_url"]),
                 grant: try PostgresStore.grant(from: row, nonce: nil))
+            session.dpopThumbprint = row["dpop_jkt"]
+            return session
         }
     }
 }
@@ -260,4 +289,20 @@ extension PostgresStore {
     /// `revoked_reason` of sessions ended because they were past a window when a settings change would
     /// have lengthened it; their refresh answers `reauthentication_required`, not `invalid_grant`.
     static let expiredReason = "expired"
+}
+
+extension PostgresSessions: DPoPProofUseStore {
+    /// Inserts the use, taking over a row whose life has ended (sql/027): one statement, so two instances
+    /// given the same proof at once record it once and the second sees a replay.
+    public func recordProofUse(_ use: DPoPProofUse, now: Date) throws -> Bool {
+        try PostgresEdge.run {
+            try pool.query(
+                """
+                INSERT INTO dpop_proof_uses (jkt, jti_hash, expires_at) VALUES ($1, $2, to_timestamp($3::float8))
+                ON CONFLICT (jkt, jti_hash) DO UPDATE SET expires_at = EXCLUDED.expires_at
+                    WHERE dpop_proof_uses.expires_at <= to_timestamp($4::float8)
+                """, [use.thumbprint, use.identifierHash, SQLTime.parameter(use.usableUntil), SQLTime.parameter(now)]
+            ).rowsAffected == 1
+        }
+    }
 }

@@ -48,6 +48,8 @@ extension PostgresStore {
         // 10 minutes long.
         try pool.query("DELETE FROM upstream_flows WHERE expires_at < to_timestamp($1::float8)", cutoff)
         try pool.query("DELETE FROM upstream_link_confirmations WHERE expires_at < to_timestamp($1::float8)", cutoff)
+        // DPoP proof uses (sql/027): past its `iat` + 60 s a proof is refused on `iat` anyway.
+        try pool.query("DELETE FROM dpop_proof_uses WHERE expires_at < to_timestamp($1::float8)", cutoff)
         var counts = PruneCounts(
             authorizationRequests: requests, authorizationCodes: codes, mfaChallenges: challenges, rateLimitCounters: counters,
             browserBindings: bindings)

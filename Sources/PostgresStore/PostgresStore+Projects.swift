@@ -85,7 +85,7 @@ public struct PostgresTenancy: Sendable {
     public static let environmentColumns = """
         e.id, e.project_id, p.name AS project_name, e.kind, e.publishable_key, e.session_max_age_days,
         e.session_idle_days, e.access_token_ttl_minutes, e.refresh_reuse_grace_seconds, e.id_token_signing_alg,
-        e.require_verified_email, e.require_pushed_authorization_requests
+        e.require_verified_email, e.require_pushed_authorization_requests, e.require_dpop
         """
 
     /// An environment from a row with `environmentColumns`.
@@ -103,6 +103,7 @@ public struct PostgresTenancy: Sendable {
             requireVerifiedEmail: row["require_verified_email"] == "t")
         environment.idTokenSigningAlg = row["id_token_signing_alg"].flatMap(SigningAlgorithm.init(rawValue:)) ?? .rs256
         environment.requirePushedAuthorizationRequests = row["require_pushed_authorization_requests"] == "t"
+        environment.requireDPoP = row["require_dpop"] == "t"
         return environment
     }
 
@@ -186,7 +187,8 @@ public struct PostgresTenancy: Sendable {
                         refresh_reuse_grace_seconds = COALESCE($5::integer, refresh_reuse_grace_seconds),
                         id_token_signing_alg = COALESCE($6, id_token_signing_alg),
                         require_verified_email = COALESCE($7::boolean, require_verified_email),
-                        require_pushed_authorization_requests = COALESCE($8::boolean, require_pushed_authorization_requests)
+                        require_pushed_authorization_requests = COALESCE($8::boolean, require_pushed_authorization_requests),
+                        require_dpop = COALESCE($9::boolean, require_dpop)
                     WHERE id = $1
                     """,
                     [
@@ -194,6 +196,7 @@ public struct PostgresTenancy: Sendable {
                         update.accessTokenTTLMinutes.map(String.init), update.refreshReuseGraceSeconds.map(String.init),
                         update.idTokenSigningAlg?.rawValue, update.requireVerifiedEmail.map { $0 ? "true" : "false" },
                         update.requirePushedAuthorizationRequests.map { $0 ? "true" : "false" },
+                        update.requireDPoP.map { $0 ? "true" : "false" },
                     ])
                 try AuditRows.insert(audit, on: connection)
                 return try connection.query(

@@ -42,6 +42,8 @@ struct ConstantDocuments: Sendable {
             // request URI but the server's own is ever read.
             "pushed_authorization_request_endpoint": .string(issuer + "/oauth2/par"),
             "require_pushed_authorization_requests": false,
+            // RFC 9449 §5.1: the algorithms a DPoP proof may use (docs/dpop.md).
+            "dpop_signing_alg_values_supported": .array(DPoPAlgorithm.allCases.map { .string($0.rawValue) }),
             "response_types_supported": ["code"],
             "response_modes_supported": ["query"],
             "grant_types_supported": ["authorization_code", "refresh_token", .string(TokenExchangeRequest.grantType)],

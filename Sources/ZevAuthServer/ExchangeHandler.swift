@@ -47,8 +47,23 @@ struct ExchangeHandler: Sendable {
         guard let fields = Self.parse(request.body) else {
             return try limitedOr { try invalidBody(publishableKey: publishableKey) }
         }
+        // The DPoP proof's stateless rules (docs/dpop.md); its single use is the statement's.
+        let proof: DPoPProofUse?
+        switch DPoPProofs.grantProof(request, context: context) {
+        case .failure(let refusal):
+            return try limitedOr {
+                guard try context.roundTrip.exchange.isKnownClient(publishableKey: publishableKey) else {
+                    context.metrics.exchange(.invalidClient)
+                    return invalidClient()
+                }
+                context.metrics.exchange(.invalidRequest)
+                return DPoPProofs.withNonce(Wire.error(refusal.error), context: context)
+            }
+        case .success(let use): proof = use
+        }
         let gate = limiter.gate(.exchangeFailuresPerAddress, key: address)
-        return try grant(fields, publishableKey: publishableKey, gate: gate).response(on: .zevAuth)
+        let result = try grant(fields, publishableKey: publishableKey, gate: gate, proof: proof)
+        return DPoPProofs.grantAnswer(result, on: .zevAuth, request, context: context)
     }
 
     /// Row 2's answer, after row 1 is checked for a known key (a malformed body cannot reach the statement).
@@ -67,14 +82,18 @@ struct ExchangeHandler: Sendable {
 
     /// Rows 3–6 and the session as a `GrantResult`, so `POST /oauth2/token` answers the same core in RFC
     /// 6749 §5.1/§5.2 shapes and a code from either start works on either exchange.
-    /// - Parameter gate: the client's failure limit, checked inside the exchange statement (nil: none).
-    func grant(_ fields: Fields, publishableKey: String, gate: RateLimiter.Gate? = nil) throws -> GrantResult {
+    /// - Parameters:
+    ///   - gate: the client's failure limit, checked inside the exchange statement (nil: none).
+    ///   - proof: the request's verified DPoP proof (nil: none sent).
+    func grant(_ fields: Fields, publishableKey: String, gate: RateLimiter.Gate? = nil, proof: DPoPProofUse? = nil) throws
+        -> GrantResult
+    {
         let now = context.clock.now()
         let outcome = try Exchange(
             store: context.roundTrip.exchange, secrets: context.secrets,
             settle: SettleWindow(milliseconds: context.configuration.databaseSettleMilliseconds))(
                 publishableKey: publishableKey, code: fields.code, redirectURI: fields.redirectURI, codeVerifier: fields.codeVerifier,
-                gate: gate?.stored, now: now, observe: { context.metrics.exchange(Self.metric($0)) })
+                gate: gate?.stored, now: now, proof: proof, observe: { context.metrics.exchange(Self.metric($0)) })
         if case .rateLimited = outcome { context.metrics.rateLimited(.exchangeFailuresPerAddress) }
         return try GrantResult(outcome, now: now, retryAfterSeconds: gate?.retryAfterSeconds ?? 1)
             .withIDToken(context: context, clientID: publishableKey)
@@ -84,10 +103,12 @@ struct ExchangeHandler: Sendable {
     static func metric(_ facts: ExchangeFacts) -> ExchangeMetric {
         guard facts.clientKnown else { return .invalidClient }
         if facts.rateLimited { return .rateLimited }
+        if facts.dpop != .fine { return .invalidRequest }
         if case .alreadyConsumed(revokedSession: true) = facts.code { return .replayRevoked }
         guard facts.code == .won else { return .invalidGrant }
         guard facts.redirectPresent, facts.redirectMatches else { return .redirectURIMismatch }
         guard facts.challengeMatches else { return .pkceFailed }
+        guard facts.keyMatches else { return .invalidGrant }
         return facts.session == nil ? .invalidGrant : .ok
     }
 

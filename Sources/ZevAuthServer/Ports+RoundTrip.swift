@@ -38,6 +38,8 @@ public struct RoundTripPorts: Sendable {
     public var pushedRequests: any PushedRequestStore = UnavailableStores()
     /// RP-initiated logout's app session named by a hint's `sid` (`LogoutStore`).
     public var logout: any LogoutStore = UnavailableStores()
+    /// A DPoP proof's single use at a resource (`DPoPProofUseStore`; docs/dpop.md).
+    public var dpopProofUses: any DPoPProofUseStore = UnavailableStores()
     /// The signing keys behind the JWKS and the operator's key calls (nil: those answer 503).
     public var signingKeys: SigningKeyRing?
     /// The native token exchange's client, providers and one-statement session (`TokenExchangeHandler`).
@@ -79,6 +81,7 @@ public struct RoundTripPorts: Sendable {
         logout = store.browserSessions
         pushedRequests = store.authorizations
         tokenExchange = store.tokenExchange
+        dpopProofUses = sessions
         let ring = SigningKeyRing(store: store.signingKeys, encryptionKey: encryptionKey, issuer: issuer, clock: clock)
         signingKeys = ring
         if encryptionKey != nil {

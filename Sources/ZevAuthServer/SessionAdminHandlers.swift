@@ -56,7 +56,10 @@ struct SessionAdminHandlers: Sendable {
         guard let body = JSONObjectBody(request.body) else { return AdminHandlers.badBody }
         // An unknown member is described without its name: a description never echoes request input
         // (docs/protocol.md, "Errors"); only the known fields are named.
-        let extraFields = [Self.signingAlgorithmField, SettingsBody.requireVerifiedEmail, SettingsBody.requirePushedAuthorizationRequests]
+        let extraFields = [
+            Self.signingAlgorithmField, SettingsBody.requireVerifiedEmail, SettingsBody.requirePushedAuthorizationRequests,
+            SettingsBody.requireDPoP,
+        ]
         if body.names.contains(where: { SessionSetting(rawValue: $0) == nil && !extraFields.contains($0) }) {
             let known = (SessionSetting.allCases.map(\.field) + extraFields).joined(separator: ", ")
             return Wire.error(.invalidRequest, "The body has a field that is not a setting; the settings are \(known).")
@@ -99,9 +102,14 @@ struct SessionAdminHandlers: Sendable {
             }
             requirePushed = flag
         }
+        var requireDPoP: Bool?
+        if let raw = body[SettingsBody.requireDPoP] {
+            guard case .bool(let flag) = raw else { return AdminHandlers.invalidField(SettingsBody.requireDPoP, "must be true or false") }
+            requireDPoP = flag
+        }
         switch try UpdateSessionSettings(store: context.tenancy.sessionSettings)(
             environmentID: environment.id, values: values, idTokenSigningAlg: algorithm, requireVerifiedEmail: requireVerified,
-            requirePushedAuthorizationRequests: requirePushed, now: context.clock.now(),
+            requirePushedAuthorizationRequests: requirePushed, requireDPoP: requireDPoP, now: context.clock.now(),
             audit: try admin.audit.entry(caller, request, "settings.update"))
         {
         case .outOfBounds(let setting): return AdminHandlers.invalidField(setting.field, setting.rule)

@@ -117,7 +117,7 @@ struct SessionBody: JSONEncodable {
                     fields.field("id", session.sessionID)
                     fields.field("accessToken", accessToken)
                     fields.field("refreshToken", refreshToken)
-                    fields.field("tokenType", "Bearer")
+                    fields.field("tokenType", session.dpopThumbprint == nil ? "Bearer" : "DPoP")
                     fields.field("expiresIn", secondsUntil(session.accessExpiresAt, from: now))
                     fields.field("expiresAt", Wire.timestamp(session.expiresAt))
                     fields.field("idleExpiresAt", Wire.timestamp(session.idleExpiresAt))
@@ -142,7 +142,7 @@ struct TokenBody: JSONEncodable {
     func encode(to writer: inout JSONWriter) {
         writer.object { object in
             object.field("access_token", accessToken)
-            object.field("token_type", "Bearer")
+            object.field("token_type", session.dpopThumbprint == nil ? "Bearer" : "DPoP")
             object.field("refresh_token", refreshToken)
             object.field("expires_in", secondsUntil(session.accessExpiresAt, from: now))
             object.field("scope", session.grant.scope.value)
@@ -177,13 +177,17 @@ struct SessionGrants: Sendable {
 
     /// Refresh with rotation (`Refresh`, one statement): a new pair, reuse revoking the session outside
     /// the grace, 401 `reauthentication_required` past a window.
-    /// - Parameter gate: the client's failure limit, checked inside the refresh statement (nil: none).
-    func refresh(refreshToken: String, publishableKey: String, gate: RateLimiter.Gate? = nil) throws -> GrantResult {
+    /// - Parameters:
+    ///   - gate: the client's failure limit, checked inside the refresh statement (nil: none).
+    ///   - proof: the request's verified DPoP proof (nil: none sent).
+    func refresh(refreshToken: String, publishableKey: String, gate: RateLimiter.Gate? = nil, proof: DPoPProofUse? = nil) throws
+        -> GrantResult
+    {
         let now = context.clock.now()
         let outcome = try Refresh(
             store: context.roundTrip.refresh, secrets: context.secrets,
             settle: SettleWindow(milliseconds: context.configuration.databaseSettleMilliseconds))(
-                publishableKey: publishableKey, refreshToken: refreshToken, gate: gate?.stored, now: now,
+                publishableKey: publishableKey, refreshToken: refreshToken, gate: gate?.stored, now: now, proof: proof,
                 observe: { context.metrics.refresh(Self.metric($0)) })
         if case .rateLimited = outcome { context.metrics.rateLimited(.refreshFailuresPerAddress) }
         return try GrantResult(outcome, now: now, retryAfterSeconds: gate?.retryAfterSeconds ?? 1)
@@ -199,6 +203,8 @@ struct SessionGrants: Sendable {
         case .ended(let revokedForReuse): revokedForReuse ? .reuseRevoked : .ended
         case .reauthenticationRequired: .reauthenticationRequired
         case .refreshed: .ok
+        case .dpopRefused: .invalidRequest
+        case .otherKey: .invalidGrant
         }
     }
 
@@ -238,8 +244,22 @@ struct SessionGrants: Sendable {
                 return Wire.error(OAuthError(.invalidRequest, "The body must be a JSON object with \"refreshToken\" as a string."))
             }
         }
+        let proof: DPoPProofUse?
+        switch DPoPProofs.grantProof(request, context: context) {
+        case .failure(let refusal):
+            return try limitedOr {
+                guard try context.roundTrip.refresh.isKnownClient(publishableKey: publishableKey) else {
+                    context.metrics.refresh(.invalidClient)
+                    return GrantResult.failed(GrantResult.invalidClient).response(on: .zevAuth)
+                }
+                context.metrics.refresh(.invalidRequest)
+                return DPoPProofs.withNonce(Wire.error(refusal.error), context: context)
+            }
+        case .success(let use): proof = use
+        }
         let gate = limiter.gate(.refreshFailuresPerAddress, key: address)
-        return try refresh(refreshToken: token, publishableKey: publishableKey, gate: gate).response(on: .zevAuth)
+        let result = try refresh(refreshToken: token, publishableKey: publishableKey, gate: gate, proof: proof)
+        return DPoPProofs.grantAnswer(result, on: .zevAuth, request, context: context)
     }
 
     /// `POST /v1/auth/session/revoke` `{"token"}` (access or refresh token) with `Authorization: Bearer

@@ -190,6 +190,12 @@ struct StandardOAuthHandlers: Sendable {
             try limitedOr { try context.roundTrip.exchange.isKnownClient(publishableKey: clientID) ? answer : unknownClient }
         }
         let gate = limiter.gate(bucket, key: address)
+        let proof: DPoPProofUse?
+        switch DPoPProofs.grantProof(request, context: context) {
+        case .failure(let refusal):
+            return try refused(DPoPProofs.withNonce(GrantResult.failed(refusal.error).response(on: .standard(.token)), context: context))
+        case .success(let use): proof = use
+        }
         let result: GrantResult
         switch form["grant_type"] {
         case nil:
@@ -197,12 +203,13 @@ struct StandardOAuthHandlers: Sendable {
         case "authorization_code":
             guard let code = form["code"] else { return try refused(Self.tokenError(.invalidRequest, "code is required.")) }
             let fields = ExchangeHandler.Fields(code: code, redirectURI: form["redirect_uri"], codeVerifier: form["code_verifier"])
-            result = try ExchangeHandler(context: context).grant(fields, publishableKey: clientID, gate: gate)
+            result = try ExchangeHandler(context: context).grant(fields, publishableKey: clientID, gate: gate, proof: proof)
         case "refresh_token":
             guard let refreshToken = form["refresh_token"] else {
                 return try refused(Self.tokenError(.invalidRequest, "refresh_token is required."))
             }
-            result = try SessionGrants(context: context).refresh(refreshToken: refreshToken, publishableKey: clientID, gate: gate)
+            result = try SessionGrants(context: context).refresh(
+                refreshToken: refreshToken, publishableKey: clientID, gate: gate, proof: proof)
         case TokenExchangeRequest.grantType:
             // The native token exchange (RFC 8693) looks its client up itself, so an unknown one is still 401.
             return try limitedOr {
@@ -214,7 +221,7 @@ struct StandardOAuthHandlers: Sendable {
                     .unsupportedGrantType, "grant_type must be authorization_code, refresh_token or \(TokenExchangeRequest.grantType)."))
         }
         if result.outcome == .invalidClient { return unknownClient }
-        return result.response(on: .standard(.token))
+        return DPoPProofs.grantAnswer(result, on: .standard(.token), request, context: context)
     }
 
     // MARK: Pushed authorization requests
@@ -317,7 +324,11 @@ struct IntrospectionBody: JSONEncodable {
             object.field("client_id", token.clientID)
             object.field("sub", token.userID)
             object.field("sid", token.sessionID)
-            object.field("token_type", "Bearer")
+            // A DPoP-bound token says so and names its key (RFC 9449 §6.2).
+            object.field("token_type", token.dpopThumbprint == nil ? "Bearer" : "DPoP")
+            if let thumbprint = token.dpopThumbprint {
+                object.field("cnf") { writer in writer.object { $0.field("jkt", thumbprint) } }
+            }
             object.field("iss", issuer)
             object.field("exp", Int(token.expiresAt.timeIntervalSince1970))
             object.field("iat", Int(token.issuedAt.timeIntervalSince1970))

@@ -71,7 +71,7 @@ struct DomainBody: JSONEncodable {
 }
 
 /// The settings of an environment: the four session settings, the ID tokens' algorithm,
-/// `requireVerifiedEmail` and `requirePushedAuthorizationRequests`.
+/// `requireVerifiedEmail`, `requirePushedAuthorizationRequests` and `requireDPoP`.
 struct SettingsBody: JSONEncodable {
     let environment: EnvironmentRecord
 
@@ -79,6 +79,8 @@ struct SettingsBody: JSONEncodable {
     static let requireVerifiedEmail = "requireVerifiedEmail"
     /// The boolean setting's field (docs/protocol.md#pushed-requests).
     static let requirePushedAuthorizationRequests = "requirePushedAuthorizationRequests"
+    /// The boolean setting's field (docs/dpop.md, "Requiring DPoP").
+    static let requireDPoP = "requireDPoP"
 
     func encode(to writer: inout JSONWriter) {
         writer.object { object in
@@ -86,6 +88,7 @@ struct SettingsBody: JSONEncodable {
             object.field(SessionAdminHandlers.signingAlgorithmField, environment.idTokenSigningAlg.rawValue)
             object.field(Self.requireVerifiedEmail, environment.requireVerifiedEmail)
             object.field(Self.requirePushedAuthorizationRequests, environment.requirePushedAuthorizationRequests)
+            object.field(Self.requireDPoP, environment.requireDPoP)
         }
     }
 }

@@ -13,8 +13,17 @@ struct UserInfoHandler: Sendable {
     /// header and the body, or an unreadable form: 400 `invalid_request` (RFC 6750 §2); not a live access
     /// token: 401 `Bearer error="invalid_token"`; no `openid`: 403 `Bearer error="insufficient_scope"`;
     /// else 200 with `sub` and the claims of the granted scopes.
+    ///
+    /// A DPoP-bound token is taken only as `Authorization: DPoP` with a proof of its key carrying `ath`
+    /// (RFC 9449 §7; docs/dpop.md, "Resources"); its refusals are 401 with a `DPoP` challenge.
     func handle(_ request: HTTPRequest) throws -> HTTPResponse {
-        let header = Wire.bearer(request)
+        var presented: PresentedAccessToken?
+        switch PresentedAccessToken.dpop(request, context: context) {
+        case .refused(let refusal): return refusal
+        case .presented(let dpop): presented = dpop
+        case .none: break
+        }
+        let header = presented?.token ?? Wire.bearer(request)
         var bodyToken: String?
         if request.method == "POST", StandardOAuthHandlers.contentTypeProblem(request) == nil {
             guard let form = StandardOAuthHandlers.form(request) else {
@@ -37,9 +46,14 @@ struct UserInfoHandler: Sendable {
             response.headers.set("Cache-Control", "no-store")
             return response
         }
-        switch try UserInfo(store: context.roundTrip.currentSession, secrets: context.secrets)(
+        let session = try CurrentSession(store: context.roundTrip.currentSession, secrets: context.secrets)(
             accessToken: token, now: context.clock.now())
-        {
+        let use = presented ?? PresentedAccessToken(token: token, proof: nil)
+        if let session, let refusal = try use.bindingRefusal(session, context: context) { return refusal }
+        if session == nil, use.proof != nil {
+            return PresentedAccessToken.refusal(OAuthError(.invalidToken, "The access token is invalid or expired."), context: context)
+        }
+        switch UserInfo.outcome(for: session) {
         case .invalidToken:
             return Wire.error(ErrorAnswer(.invalidToken, "The access token is invalid or expired.", challenge: .bearerInvalidToken))
         case .insufficientScope:

@@ -207,14 +207,25 @@ struct SessionHandlers: Sendable {
     let context: ServerContext
 
     func current(_ request: HTTPRequest) throws -> HTTPResponse {
-        guard let token = Wire.bearer(request),
+        // `Authorization: DPoP` with a proof for a DPoP-bound token (docs/dpop.md, "Resources").
+        var presented: PresentedAccessToken?
+        switch PresentedAccessToken.dpop(request, context: context) {
+        case .refused(let refusal): return refusal
+        case .presented(let dpop): presented = dpop
+        case .none: presented = Wire.bearer(request).map { PresentedAccessToken(token: $0, proof: nil) }
+        }
+        guard let presented,
             let session = try CurrentSession(store: context.roundTrip.currentSession, secrets: context.secrets)(
-                accessToken: token, now: context.clock.now())
+                accessToken: presented.token, now: context.clock.now())
         else {
+            if presented?.proof != nil {
+                return PresentedAccessToken.refusal(OAuthError(.invalidToken, "The access token is invalid or expired."), context: context)
+            }
             var response = Wire.error(.invalidToken, "The access token is invalid or expired.")
             response.headers.set("WWW-Authenticate", "Bearer error=\"invalid_token\"")
             return response
         }
+        if let refusal = try presented.bindingRefusal(session, context: context) { return refusal }
         return Wire.json(status: 200, CurrentSessionBody(session: session))
     }
 }

@@ -68,6 +68,8 @@ import ZevAuthTesting
                 won.publishableKey, won.refreshTokenHash, String(now.timeIntervalSince1970), won.newAccessTokenHash,
                 won.newRefreshTokenHash,
                 nil, nil, nil, nil,
+                // No DPoP proof (sql/027).
+                nil, nil, nil, "false",
             ]
         ).rows[0]
         #expect(row["session_id"] == sessionID)

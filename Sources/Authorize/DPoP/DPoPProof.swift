@@ -193,6 +193,8 @@ public struct VerifiedDPoPProof: Sendable, Equatable {
     /// `jti` as sent (the store keeps only its digest).
     public let identifier: String
     public let issuedAt: Date
+    /// The `nonce` claim, when present (checked by the rule when required, else by the grant's statement).
+    public var nonce: String? = nil
 }
 
 /// The proof rules of RFC 9449 §4.3, in its order (docs/dpop.md, "The proof"). Pure: the signature check
@@ -277,7 +279,7 @@ public struct DPoPProofRules: Sendable {
         }
         return VerifiedDPoPProof(
             thumbprint: parsed.key.thumbprint(sha256: sha256), identifier: parsed.identifier,
-            issuedAt: Date(timeIntervalSince1970: Double(parsed.issuedAt)))
+            issuedAt: Date(timeIntervalSince1970: Double(parsed.issuedAt)), nonce: parsed.nonce)
     }
 }
 

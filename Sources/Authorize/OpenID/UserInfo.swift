@@ -26,7 +26,13 @@ public struct UserInfo: Sendable {
 
     /// - Throws: `StoreUnavailable`.
     public func callAsFunction(accessToken: String, now: Date) throws -> Outcome {
-        guard let session = try sessions(accessToken: accessToken, now: now) else { return .invalidToken }
+        Self.outcome(for: try sessions(accessToken: accessToken, now: now))
+    }
+
+    /// The answer for the live session a token belongs to (nil: none), when the caller looked it up itself
+    /// (a DPoP-bound token's binding is checked between the two; docs/dpop.md, "Resources").
+    public static func outcome(for session: IssuedSession?) -> Outcome {
+        guard let session else { return .invalidToken }
         guard session.grant.scope.openID else { return .insufficientScope }
         return .claims(UserInfoClaims(session: session))
     }

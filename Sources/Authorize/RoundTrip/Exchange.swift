@@ -18,6 +18,8 @@ public struct ExchangeAttempt: Sendable, Equatable {
     public let now: Date
     /// When set, the statement touches no code if the client's failure counter is at its threshold.
     public let failureGate: FailureGate?
+    /// The request's verified DPoP proof, when it carried one (docs/dpop.md, "Binding").
+    public var proof: DPoPProofUse? = nil
 
     public init(
         publishableKey: String, codeHash: String, requestedRedirectURI: String?, verifierChallenge: String?,
@@ -64,6 +66,10 @@ public struct ExchangeFacts: Sendable, Equatable {
     public var challengeMatches: Bool
     /// The session the statement created, when it did (rows 4–6 passed and the account is still open).
     public var session: IssuedSession?
+    /// What the statement found about DPoP before touching the code (`.fine`: it went on).
+    public var dpop: DPoPStatementFact = .fine
+    /// The proof's key is the one the code is bound to, or the code is bound to none.
+    public var keyMatches = true
 
     public init(
         clientKnown: Bool, rateLimited: Bool = false, code: Code = .notConsumed, redirectPresent: Bool = false,
@@ -110,10 +116,12 @@ public enum ExchangeDecision {
     public static func decide(_ facts: ExchangeFacts) -> ExchangeVerdict {
         guard facts.clientKnown else { return .invalidClient }
         if facts.rateLimited { return .rateLimited }
+        if let refusal = facts.dpop.refusal { return .refused(refusal.error) }
         guard facts.code == .won else { return .refused(invalidCode) }
         guard facts.redirectPresent else { return .refused(redirectRequired) }
         guard facts.redirectMatches else { return .refused(redirectMismatch) }
         guard facts.challengeMatches else { return .refused(verifierMismatch) }
+        guard facts.keyMatches else { return .refused(DPoPRefusal.otherKey.error) }
         guard let session = facts.session else { return .refused(accountClosed) }
         return .issue(session)
     }
@@ -167,18 +175,20 @@ public struct Exchange: Sendable {
     ///   - now: the request's time (the server's clock).
     /// - Throws: `StoreUnavailable`; the CSPRNG's failure.
     ///   - observe: called with the statement's facts before the decision (the server counts outcomes from them).
+    ///   - proof: the request's verified DPoP proof, when it carried one.
     public func callAsFunction(
         publishableKey: String, code: String, redirectURI: String?, codeVerifier: String?, gate: FailureGate?, now: Date,
-        observe: (ExchangeFacts) -> Void = { _ in }
+        proof: DPoPProofUse? = nil, observe: (ExchangeFacts) -> Void = { _ in }
     ) throws -> GrantOutcome {
         let accessToken = try secrets.mintToken(prefix: "zat_")
         let refreshToken = try secrets.mintToken(prefix: "zrt_")
-        let attempt = ExchangeAttempt(
+        var attempt = ExchangeAttempt(
             publishableKey: publishableKey, codeHash: secrets.digest(code),
             requestedRedirectURI: redirectURI.flatMap { $0.isEmpty ? nil : $0 },
             verifierChallenge: Self.challenge(of: codeVerifier, sha256: { [secrets] in secrets.sha256($0) }),
             attemptID: secrets.newID(), accessTokenHash: secrets.digest(accessToken),
             refreshTokenHash: secrets.digest(refreshToken), now: now, failureGate: gate)
+        attempt.proof = proof
         // In doubt (the statement was sent, no answer came), the same attempt, with the same tokens, looks
         // its session up or runs again: a second run finds the code consumed by this attempt id, so it is
         // never taken for a replay (docs/decisions.md, "In-doubt writes are settled by the request that

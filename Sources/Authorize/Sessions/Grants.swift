@@ -31,6 +31,9 @@ public struct IssuedSession: Sendable, Equatable {
     public let user: SessionUser
     /// What the session was granted (scope, nonce on the exchange, `amr`, `auth_time`), for its ID token.
     public var grant: SessionGrant
+    /// The `jkt` of the DPoP key the session's tokens are bound to (docs/dpop.md, "Binding"), or nil for
+    /// bearer tokens.
+    public var dpopThumbprint: String?
 
     public init(
         sessionID: String, accessExpiresAt: Date, expiresAt: Date, idleExpiresAt: Date, user: SessionUser,

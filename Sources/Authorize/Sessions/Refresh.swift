@@ -9,6 +9,8 @@ public struct RefreshAttempt: Sendable, Equatable {
     public let now: Date
     /// When set, the statement touches no session if the client's failure counter is at its threshold.
     public let failureGate: FailureGate?
+    /// The request's verified DPoP proof, when it carried one (docs/dpop.md, "Binding").
+    public var proof: DPoPProofUse? = nil
 
     public init(
         publishableKey: String, refreshTokenHash: String, newAccessTokenHash: String, newRefreshTokenHash: String, now: Date,
@@ -38,6 +40,11 @@ public enum RefreshOutcome: Sendable, Equatable {
     case reauthenticationRequired
     /// A new pair was issued: a rotation, or a presentation within the reuse grace.
     case refreshed(IssuedSession)
+    /// Nothing was touched: the environment requires a proof or a nonce, or the proof was a replay.
+    case dpopRefused(DPoPRefusal)
+    /// Nothing was touched: the session's tokens are bound to a DPoP key and the request carried no proof
+    /// of it (RFC 9449 §5: the refresh token of a public client is bound to the key).
+    case otherKey
 }
 
 /// The refresh's answer for each outcome (docs/protocol.md#refresh-checks): pure.
@@ -59,6 +66,10 @@ public enum RefreshDecision {
             return .refused(OAuthError(.reauthenticationRequired, "The session has expired. Sign in again."))
         case .refreshed(let session):
             return .issued(session, accessToken: accessToken, refreshToken: refreshToken)
+        case .dpopRefused(let refusal):
+            return .refused(refusal.error)
+        case .otherKey:
+            return .refused(OAuthError(.invalidGrant, "The refresh token is bound to a DPoP key: send a proof signed with it."))
         }
     }
 }
@@ -104,15 +115,18 @@ public struct Refresh: Sendable {
     ///   - now: the request's time.
     /// - Throws: `StoreUnavailable`; the CSPRNG's failure.
     /// `observe` is called with the statement's outcome before the decision (the server counts outcomes).
+    /// `proof` is the request's verified DPoP proof, when it carried one.
     public func callAsFunction(
-        publishableKey: String, refreshToken: String, gate: FailureGate?, now: Date, observe: (RefreshOutcome) -> Void = { _ in }
+        publishableKey: String, refreshToken: String, gate: FailureGate?, now: Date, proof: DPoPProofUse? = nil,
+        observe: (RefreshOutcome) -> Void = { _ in }
     ) throws -> GrantOutcome {
         let accessToken = try secrets.mintToken(prefix: "zat_")
         let newRefreshToken = try secrets.mintToken(prefix: "zrt_")
-        let attempt = RefreshAttempt(
+        var attempt = RefreshAttempt(
             publishableKey: publishableKey, refreshTokenHash: secrets.digest(refreshToken),
             newAccessTokenHash: secrets.digest(accessToken), newRefreshTokenHash: secrets.digest(newRefreshToken), now: now,
             failureGate: gate)
+        attempt.proof = proof
         // In doubt, the same attempt looks its new pair up or runs again: when its rotation did not land,
         // the presented token is still the current generation, so a second run is not reuse.
         return try Settle.run(

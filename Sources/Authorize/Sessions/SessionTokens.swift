@@ -8,6 +8,8 @@ public struct IntrospectedToken: Sendable, Equatable {
     public let clientID: String
     public let issuedAt: Date
     public let expiresAt: Date
+    /// The `jkt` of the DPoP key the token is bound to (`cnf.jkt`, RFC 9449 §6.2), or nil.
+    public var dpopThumbprint: String? = nil
 
     public init(sessionID: String, userID: String, clientID: String, issuedAt: Date, expiresAt: Date) {
         self.sessionID = sessionID

@@ -91,13 +91,15 @@ public struct UpdateSessionSettings: Sendable {
     ///   - values: the whole numbers given, by setting.
     ///   - requireVerifiedEmail: the boolean setting, when given.
     ///   - requirePushedAuthorizationRequests: the boolean setting, when given (docs/protocol.md#pushed-requests).
+    ///   - requireDPoP: the boolean setting, when given (docs/dpop.md, "Requiring DPoP").
     ///   - now: when the change happens (sessions past a window are ended as of it).
     ///   - idTokenSigningAlg: the ID tokens' new algorithm, or nil to keep it.
     ///   - audit: the `settings.update` row, written with the change.
     /// - Throws: `StoreUnavailable`.
     public func callAsFunction(
         environmentID: String, values: [SessionSetting: Int], idTokenSigningAlg: SigningAlgorithm? = nil,
-        requireVerifiedEmail: Bool? = nil, requirePushedAuthorizationRequests: Bool? = nil, now: Date, audit: AuditEntry
+        requireVerifiedEmail: Bool? = nil, requirePushedAuthorizationRequests: Bool? = nil, requireDPoP: Bool? = nil, now: Date,
+        audit: AuditEntry
     ) throws -> Outcome {
         switch Self.update(values) {
         case .failure(let problem): return .outOfBounds(problem.setting)
@@ -105,6 +107,7 @@ public struct UpdateSessionSettings: Sendable {
             update.idTokenSigningAlg = idTokenSigningAlg
             update.requireVerifiedEmail = requireVerifiedEmail
             update.requirePushedAuthorizationRequests = requirePushedAuthorizationRequests
+            update.requireDPoP = requireDPoP
             guard let updated = try store.updateSessionSettings(environmentID: environmentID, update, now: now, audit: audit) else {
                 return .environmentGone
             }

@@ -30,6 +30,9 @@ public struct EnvironmentRecord: Sendable, Equatable {
     /// Whether every sign-in must start from a pushed authorization request
     /// (`requirePushedAuthorizationRequests`, default false; RFC 9126 §4; docs/protocol.md#pushed-requests).
     public var requirePushedAuthorizationRequests = false
+    /// Whether the exchange and the refresh require a DPoP proof with a server nonce (`requireDPoP`,
+    /// default false; RFC 9449; docs/dpop.md, "Requiring DPoP").
+    public var requireDPoP = false
 
     /// Creates an environment record (stores build it from a row; tests from literals).
     public init(
@@ -151,6 +154,8 @@ public struct SessionSettingsUpdate: Sendable, Equatable {
     public var requireVerifiedEmail: Bool?
     /// `requirePushedAuthorizationRequests` (docs/protocol.md#pushed-requests), or nil to keep it.
     public var requirePushedAuthorizationRequests: Bool?
+    /// `requireDPoP` (docs/dpop.md, "Requiring DPoP"), or nil to keep it.
+    public var requireDPoP: Bool?
 
     /// Creates an update; nil fields keep their value.
     public init(
