@@ -82,6 +82,9 @@ public struct ValidatedStartRequest: Sendable, Equatable {
     public var scope: GrantedScope = .none
     /// The `nonce` sent, when one was (OpenID Connect Core §3.1.2.1).
     public var nonce: Nonce?
+    /// `dpop_jkt`, when sent: the code's exchange must carry a DPoP proof of this key (RFC 9449 §10;
+    /// docs/dpop.md, "Binding").
+    public var dpopThumbprint: String?
 }
 
 /// What the HTTP shell does with a start request.
@@ -363,8 +366,23 @@ public enum StartValidator {
             environmentID: client.environmentID, redirect: redirect, state: state, challenge: challenge,
             prompt: options.forcesSignIn ? .login : nil, loginHint: options.loginHint, options: options)
         validated.nonce = nonce
+        // 9. DPoP (RFC 9449 §10): a `dpop_jkt` binds the code to a key, when it is a SHA-256 thumbprint.
+        switch checkDPoPThumbprint(parameters, undecodable: undecodable) {
+        case .failure(let error): return .redirect(error, to: redirect, state: state)
+        case .success(let thumbprint): validated.dpopThumbprint = thumbprint
+        }
         validated.scope = GrantedScope(requested: undecodable.contains("scope") ? nil : parameters["scope"])
         return .proceed(validated)
+    }
+
+    /// RFC 9449 §10: `dpop_jkt` is optional (empty counts as missing); when sent it must be the base64url
+    /// of a 32-byte SHA-256 JWK thumbprint (RFC 7638), else `invalid_request`.
+    static func checkDPoPThumbprint(_ parameters: [String: String], undecodable: Set<String>) -> Result<String?, OAuthError> {
+        guard let raw = present(parameters["dpop_jkt"]) else { return .success(nil) }
+        guard !undecodable.contains("dpop_jkt"), Base64URL.decodeCanonical(raw)?.count == 32 else {
+            return .failure(OAuthError(.invalidRequest, "dpop_jkt must be the base64url SHA-256 thumbprint of the DPoP key."))
+        }
+        return .success(raw)
     }
 
     /// OpenID Connect Core §3.1.2.1: `nonce` is optional (empty counts as missing); when sent it must be

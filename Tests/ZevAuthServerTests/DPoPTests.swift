@@ -227,6 +227,31 @@ import ZevAuthTesting
         expectRefused(try current(pair.accessToken, proof: read, on: second), 401, "invalid_dpop_proof")
     }
 
+    @Test func dpopJKTAtTheStartBindsTheCode() throws {
+        let bound = [("dpop_jkt", prover.thumbprint)]
+        // Without a proof, and with another key's: refused after the code was consumed, nothing issued.
+        let first = try driver.issueCode(path: "/v1/auth/zevid/start", parameters: bound)
+        expectRefused(try exchange(first, proof: nil), 400, "invalid_dpop_proof")
+        expectRefused(try exchange(first, proof: try proof("POST", Self.exchangePath)), 400, "invalid_grant")
+        let second = try driver.issueCode(path: "/oauth2/authorize", parameters: bound)
+        expectRefused(try exchange(second, proof: try proof("POST", Self.exchangePath, by: try DPoPProver())), 400, "invalid_dpop_proof")
+        // With a proof of that key: a session bound to it.
+        let third = try driver.issueCode(path: "/v1/auth/zevid/start", parameters: bound)
+        let answered = try exchange(third, proof: try proof("POST", Self.exchangePath))
+        #expect((answered.json["session"] as? [String: Any])?["tokenType"] as? String == "DPoP")
+    }
+
+    @Test func aMalformedDPoPJKTIsRedirectedAsInvalidRequest() throws {
+        let start = try driver.server.browser().get(
+            startTarget([
+                ("client_id", driver.fixture.developmentKey), ("redirect_uri", SessionDriver.redirect), ("state", "s"),
+                ("code_challenge", PKCEPair().challenge), ("code_challenge_method", "S256"), ("dpop_jkt", "not-a-thumbprint"),
+            ]))
+        #expect(start.status == 303)
+        let location = try #require(start.header("location"))
+        #expect(location.hasPrefix(SessionDriver.redirect + "?error=invalid_request"))
+    }
+
     @Test func discoveryListsTheProofAlgorithms() throws {
         let metadata = try driver.server.client.send("GET", "/.well-known/oauth-authorization-server")
         #expect(metadata.json["dpop_signing_alg_values_supported"] as? [String] == ["ES256", "EdDSA", "PS256", "RS256"])

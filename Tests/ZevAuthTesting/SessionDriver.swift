@@ -49,11 +49,12 @@ public struct SessionDriver {
         return pair
     }
 
-    /// Drives the hosted sign-in from `path` (`/v1/auth/zevid/start` or `/oauth2/authorize`) to a code.
-    public func issueCode(path: String) throws -> (code: String, pkce: PKCEPair) {
+    /// Drives the hosted sign-in from `path` (`/v1/auth/zevid/start` or `/oauth2/authorize`) to a code,
+    /// with `parameters` added to the start.
+    public func issueCode(path: String, parameters: [(String, String)] = []) throws -> (code: String, pkce: PKCEPair) {
         let browser = server.browser()
         let pkce = PKCEPair()
-        var extra: [(String, String)] = []
+        var extra = parameters
         if path == "/oauth2/authorize" { extra.append(("response_type", "code")) }
         let start = try browser.get(
             startTarget(
