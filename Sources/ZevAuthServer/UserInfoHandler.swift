@@ -59,7 +59,8 @@ struct UserInfoHandler: Sendable {
         case .insufficientScope:
             return Wire.error(ErrorAnswer(.insufficientScope, "This access token's sign-in was not granted the openid scope."))
         case .claims(let claims):
-            return Wire.json(status: 200, claims)
+            let answer = Wire.json(status: 200, claims)
+            return use.proof == nil ? answer : DPoPProofs.withNonce(answer, context: context)
         }
     }
 }

@@ -226,6 +226,7 @@ struct SessionHandlers: Sendable {
             return response
         }
         if let refusal = try presented.bindingRefusal(session, context: context) { return refusal }
-        return Wire.json(status: 200, CurrentSessionBody(session: session))
+        let answer = Wire.json(status: 200, CurrentSessionBody(session: session))
+        return presented.proof == nil ? answer : DPoPProofs.withNonce(answer, context: context)
     }
 }

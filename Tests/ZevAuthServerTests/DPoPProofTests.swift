@@ -162,6 +162,29 @@ import ZevAuthTesting
         #expect(refusal(text) == .malformed)
     }
 
+    @Test func aNonceIsAcceptedInItsPeriodAndTheNextOnly() {
+        let key = Array(repeating: UInt8(7), count: 32)
+        let start = Date(timeIntervalSince1970: 1_800_000_000)  // a multiple of 300 s
+        let nonce = DPoPProofs.nonce(at: start, key: key)
+        #expect(DPoPProofs.nonce(at: start + 299, key: key) == nonce)
+        #expect(DPoPProofs.acceptsNonce(nonce, at: start + 299, key: key))
+        #expect(DPoPProofs.acceptsNonce(nonce, at: start + 599, key: key))
+        #expect(!DPoPProofs.acceptsNonce(nonce, at: start + 600, key: key))
+        #expect(!DPoPProofs.acceptsNonce(nonce, at: start - 1, key: key))
+        #expect(!DPoPProofs.acceptsNonce(nonce, at: start, key: Array(repeating: UInt8(8), count: 32)))
+        #expect(DPoPProofs.nonce(at: start + 300, key: key) != nonce)
+    }
+
+    @Test func theNonceKeyComesFromASecretEveryInstanceShares() {
+        var configuration = ServerConfiguration(
+            databaseURL: "postgresql:///x", issuer: "https://auth.example.com", operatorToken: String(repeating: "o", count: 32))
+        let fromOperator = DPoPProofs.nonceKey(configuration)
+        configuration.encryptionKey = Array(repeating: 1, count: 32)
+        let fromEncryption = DPoPProofs.nonceKey(configuration)
+        #expect(fromOperator != fromEncryption)
+        #expect(DPoPProofs.nonceKey(configuration) == fromEncryption)
+    }
+
     @Test func everyRefusalIsInvalidDPoPProofExceptTheNonce() {
         let all: [DPoPRefusal] = [
             .missing, .malformed, .type, .algorithm, .key, .signature, .method, .url, .issuedAt, .identifier, .accessTokenHash,

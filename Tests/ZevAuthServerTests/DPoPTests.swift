@@ -98,6 +98,7 @@ import ZevAuthTesting
         let answered = try current(pair.accessToken, proof: good)
         #expect(answered.status == 200)
         #expect((answered.json["session"] as? [String: Any])?["id"] as? String == pair.sessionID)
+        #expect(answered.header("dpop-nonce") != nil)
         // The same proof again: a replay.
         let replayed = try current(pair.accessToken, proof: good)
         expectRefused(replayed, 401, "invalid_dpop_proof")

@@ -1,3 +1,4 @@
+import Authorize
 import Crypto
 import Foundation
 import PostgresStore
@@ -59,6 +60,15 @@ import ZevAuthTesting
                 .int("n")
         }
         #expect(try passkeyChallenges() == 1)
+        // A DPoP proof's use (sql/027), past its 60 seconds long ago.
+        let thumbprint = "housekeeping-" + UUID().uuidString
+        let use = DPoPProofUse(
+            thumbprint: thumbprint, identifierHash: "j", usableUntil: clock.now().addingTimeInterval(60), nonceAccepted: false)
+        #expect(try server.store.sessions.recordProofUse(use, now: clock.now()))
+        func proofUses() throws -> Int {
+            try TestDatabase.pool.query("SELECT count(*) AS n FROM dpop_proof_uses WHERE jkt = $1", [thumbprint]).rows[0].int("n")
+        }
+        #expect(try proofUses() == 1)
         #expect(try codeExists(unused.code))
         #expect(try pendingSignIns() == 2)
         // Assertions name this test's own rows: a housekeeping pass elsewhere may prune them first.
@@ -67,6 +77,7 @@ import ZevAuthTesting
         #expect(try pendingSignIns() == 0)
         #expect(try pushedRequests() == 0)
         #expect(try passkeyChallenges() == 0)
+        #expect(try proofUses() == 0)
         let kept = try TestDatabase.pool.query(
             "SELECT count(*) AS n FROM authorization_codes c JOIN sessions s ON s.authorization_code_id = c.id WHERE s.id = $1",
             [live.sessionID])
