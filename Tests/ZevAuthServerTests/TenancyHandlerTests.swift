@@ -124,11 +124,12 @@ import ZevAuthTesting
         #expect(
             Set(changed.body.keys) == [
                 "sessionMaxAgeDays", "sessionIdleDays", "accessTokenTtlMinutes", "refreshReuseGraceSeconds", "idTokenSigningAlg",
-                "requireVerifiedEmail", "requirePushedAuthorizationRequests",
+                "requireVerifiedEmail", "requirePushedAuthorizationRequests", "requireDPoP",
             ])
         #expect(changed.body["idTokenSigningAlg"] as? String == "RS256")
         #expect(changed.body["requireVerifiedEmail"] as? Bool == false)
         #expect(changed.body["requirePushedAuthorizationRequests"] as? Bool == false)
+        #expect(changed.body["requireDPoP"] as? Bool == false)
     }
 
     @Test func keysRotateButTheLastLiveOneStays() {
