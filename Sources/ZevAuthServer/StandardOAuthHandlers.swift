@@ -233,14 +233,32 @@ struct StandardOAuthHandlers: Sendable {
     /// JSON (§2.3): never a redirect or a page. Every refusal is 400 except `invalid_client`, 401 with
     /// `WWW-Authenticate` as at the token endpoint; `error` is spelled as on `/oauth2/authorize`, with the
     /// product code first in `error_description`.
+    ///
+    /// A `DPoP` proof here (RFC 9449 §10.1) binds the code to its key as `dpop_jkt` does: a valid proof adds
+    /// its thumbprint as `dpop_jkt`, and a `dpop_jkt` of another key, or a proof that breaks a rule, is 400
+    /// `invalid_dpop_proof` (docs/dpop.md, "Binding").
     func pushAuthorizationRequest(_ request: HTTPRequest) throws -> HTTPResponse {
         if let problem = Self.contentTypeProblem(request) { return Self.pushedError(problem) }
-        let query = StartValidator.parse(bytes: request.body)
+        var query = StartValidator.parse(bytes: request.body)
         let scheme = request.headers["Authorization"].map(Self.authorizationScheme)
         if let problem = ClientAuthentication.checkPublicClient(
             parameterNames: Set(query.pairs.map(\.name)), authorizationScheme: scheme)
         {
             return Self.pushedError(problem, basic: scheme == "basic")
+        }
+        switch DPoPProofs.grantProof(request, context: context) {
+        case .failure(let refusal):
+            return DPoPProofs.withNonce(Self.pushedDPoPError(refusal.error), context: context)
+        case .success(let use?):
+            let sent = query.pairs.filter { $0.name == "dpop_jkt" }.map(\.value)
+            guard sent.allSatisfy({ $0 == use.thumbprint }) else {
+                return DPoPProofs.withNonce(Self.pushedDPoPError(DPoPRefusal.otherKey.error), context: context)
+            }
+            if sent.isEmpty {
+                query = StartQuery(pairs: query.pairs + [StartQuery.Pair("dpop_jkt", use.thumbprint)], undecodable: query.undecodable)
+            }
+        case .success(nil):
+            break
         }
         let startStore = ConsoleStartStore(base: context.roundTrip.start, issuer: context.configuration.issuer)
         switch try PushAuthorizationRequest(clients: startStore, store: context.roundTrip.pushedRequests, secrets: context.secrets)(
@@ -251,6 +269,11 @@ struct StandardOAuthHandlers: Sendable {
         case .pushed(let requestURI, let expiresIn):
             return Wire.json(status: 201, ["request_uri": .string(requestURI), "expires_in": .int(expiresIn)] as JSONValue)
         }
+    }
+
+    /// A PAR refusal for its DPoP proof: 400 `invalid_dpop_proof` (RFC 9449 §10.1).
+    private static func pushedDPoPError(_ error: OAuthError) -> HTTPResponse {
+        Wire.json(status: 400, ["error": .string(error.code.rawValue), "error_description": .string(error.description)] as JSONValue)
     }
 
     /// A PAR refusal (RFC 9126 §2.3): 401 for `invalid_client` (challenging `Basic` when the client used it,

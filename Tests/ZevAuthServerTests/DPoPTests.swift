@@ -242,6 +242,29 @@ import ZevAuthTesting
         #expect((answered.json["session"] as? [String: Any])?["tokenType"] as? String == "DPoP")
     }
 
+    @Test func aProofAtThePushedRequestEndpointBindsTheCode() throws {
+        let form = [
+            ("client_id", driver.fixture.developmentKey), ("redirect_uri", SessionDriver.redirect), ("response_type", "code"),
+            ("state", "s"), ("code_challenge", PKCEPair().challenge), ("code_challenge_method", "S256"),
+        ]
+        let pushed = try driver.postForm("/oauth2/par", form, headers: [("DPoP", try proof("POST", "/oauth2/par"))])
+        #expect(pushed.status == 201)
+        let stored = try driver.server.store.pool.query(
+            """
+            SELECT count(*) AS n FROM pushed_authorization_requests
+            WHERE environment_id = (SELECT id FROM environments WHERE publishable_key = $1) AND parameters->>'dpop_jkt' = $2
+            """, [driver.fixture.developmentKey, prover.thumbprint])
+        #expect(try stored.rows[0].int("n") == 1)
+        // A dpop_jkt of another key than the proof's, and a broken proof.
+        let other = try DPoPProver()
+        expectRefused(
+            try driver.postForm(
+                "/oauth2/par", form + [("dpop_jkt", other.thumbprint)], headers: [("DPoP", try proof("POST", "/oauth2/par"))]),
+            400, "invalid_dpop_proof")
+        expectRefused(
+            try driver.postForm("/oauth2/par", form, headers: [("DPoP", try proof("GET", "/oauth2/par"))]), 400, "invalid_dpop_proof")
+    }
+
     @Test func aMalformedDPoPJKTIsRedirectedAsInvalidRequest() throws {
         let start = try driver.server.browser().get(
             startTarget([
