@@ -395,19 +395,20 @@ struct UpstreamHandlers: Sendable {
 /// Every store protocol of the hosted upstream sign-in.
 public typealias UpstreamSignInStores = UpstreamFlowStore & UpstreamIdentityStore
 
-/// The upstream ports of a context built without them: every call is `StoreUnavailable`.
+/// The upstream ports of a context built without them: its pages show no provider, no link and no waiting
+/// confirmation; every other call is `StoreUnavailable`.
 struct UnconfiguredUpstream: UpstreamSignInStores {
     private func unavailable() -> StoreUnavailable { StoreUnavailable(reason: "upstream_not_configured") }
     func provider(slug: String) throws -> UpstreamProviderRecord? { throw unavailable() }
-    func shownProviders(projectID: String) throws -> [UpstreamProviderRecord] { throw unavailable() }
-    func allProviders() throws -> [UpstreamProviderRecord] { throw unavailable() }
+    func shownProviders(projectID: String) throws -> [UpstreamProviderRecord] { [] }
+    func allProviders() throws -> [UpstreamProviderRecord] { [] }
     func createUpstreamFlow(_ flow: UpstreamFlowRecord, stateHash: String, now: Date) throws { throw unavailable() }
     func parkPostedCode(stateHash: String, sealedCode: String, name: String?, now: Date) throws -> Bool { throw unavailable() }
     func consumeUpstreamFlow(stateHash: String, bindingHash: String, now: Date) throws -> UpstreamFlowRecord? { throw unavailable() }
     func upstreamFlow(stateHash: String) throws -> UpstreamFlowRecord? { throw unavailable() }
     func endUpstreamFlow(stateHash: String, now: Date) throws { throw unavailable() }
     func createLinkConfirmation(_ confirmation: LinkConfirmationRecord, tokenHash: String) throws { throw unavailable() }
-    func linkConfirmation(tokenHash: String) throws -> LinkConfirmationRecord? { throw unavailable() }
+    func linkConfirmation(tokenHash: String) throws -> LinkConfirmationRecord? { nil }
     func useLinkConfirmation(id: String, now: Date) throws -> Bool { throw unavailable() }
     func detachBrowserSession(requestID: String) throws { throw unavailable() }
     func createFederatedMFAChallenge(
@@ -422,7 +423,7 @@ struct UnconfiguredUpstream: UpstreamSignInStores {
     func linkIdentity(
         providerID: String, issuer: String, subject: String, email: String?, userID: String, now: Date, clientAddress: String?
     ) throws -> Bool { throw unavailable() }
-    func linkedIdentities(userID: String) throws -> [LinkedIdentity] { throw unavailable() }
+    func linkedIdentities(userID: String) throws -> [LinkedIdentity] { [] }
     func unlinkIdentity(
         id: String, userID: String, now: Date, clientAddress: String?, allowed: (Bool, Int, Int) -> Bool
     ) throws -> UnlinkOutcome { throw unavailable() }

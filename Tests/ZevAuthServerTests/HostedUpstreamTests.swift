@@ -49,8 +49,9 @@ import ZevAuthTesting
         func fails(_ failure: UpstreamFailure) { answer.withLock { $0 = .failure(failure) } }
     }
 
-    /// A server with the fake, a fixture project showing an Apple-like provider, and the provider.
-    struct World {
+    /// A server with the fake, a fixture project showing an Apple-like provider, and the provider, which is
+    /// deleted with the world (so the shared database does not collect providers other pages list).
+    final class World {
         let server: TestServer
         let clock: ManualClock
         let fake: FakeUpstream
@@ -72,6 +73,11 @@ import ZevAuthTesting
                 now: now, audit: audit)
             _ = try server.context.tenancy.providers.setProjectProviders(
                 projectID: fixture.projectID, providerIDs: [provider.id], audit: audit)
+        }
+
+        deinit {
+            try? server.context.tenancy.providers.deleteProvider(
+                id: provider.id, audit: AuditEntry(actor: .operatorToken, action: "provider.delete", clientAddress: nil, at: Date()))
         }
 
         func identity(subject: String = UUID().uuidString, email: String?, verified: Bool = true, name: String? = nil) -> UpstreamIdentity {
