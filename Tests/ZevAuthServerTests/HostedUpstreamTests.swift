@@ -470,6 +470,27 @@ import ZevAuthTesting
         #expect(try owner.get("/account").text.contains("A sign-in provider was unlinked"))
     }
 
+    @Test func housekeepingPrunesExpiredFlowsAndConfirmations() throws {
+        let world = try World()
+        let store = world.server.store.upstreamSignIn
+        let old = Date(timeIntervalSince1970: 631_152_000)  // 1990, older than any other test's rows
+        let flowID = UUID().uuidString.lowercased()
+        try store.createUpstreamFlow(
+            UpstreamFlowRecord(
+                id: flowID, providerID: world.provider.id, browserBindingHash: "b", sealedNonce: "n", sealedCodeVerifier: "v",
+                authorizationRequestID: nil, expiresAt: old, postedCodeSealed: nil, postedName: nil, used: false),
+            stateHash: "state-\(flowID)", now: old)
+        let confirmationID = UUID().uuidString.lowercased()
+        try store.createLinkConfirmation(
+            LinkConfirmationRecord(
+                id: confirmationID, providerID: world.provider.id, issuer: world.provider.issuer, subject: "s", email: nil,
+                userID: world.fixture.userID, authorizationRequestID: nil, createdAt: old, expiresAt: old, used: false),
+            tokenHash: "token-\(confirmationID)")
+        _ = try world.server.store.pruneExpired(before: old.addingTimeInterval(86_400))
+        #expect(try store.upstreamFlow(stateHash: "state-\(flowID)") == nil)
+        #expect(try store.linkConfirmation(tokenHash: "token-\(confirmationID)") == nil)
+    }
+
     @Test func anEnrolledAccountStillGivesItsSecondFactorUnderFed() throws {
         let world = try World()
         // Link the fixture account, then enrol TOTP.
