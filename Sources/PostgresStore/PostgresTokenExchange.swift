@@ -40,10 +40,29 @@ public struct PostgresTokenExchange: TokenExchangeStore {
     // statement inserted it, the account is open and it has no confirmed TOTP factor. The account row is
     // locked FOR SHARE, as the code exchange locks it, so a closing or a password change serialises with
     // it. The first token pair is written on the session row (sql/021); `amr` is `fed`.
+    // DPoP as the code exchange has it (docs/dpop.md, "Binding"): $9 the proof's key thumbprint or NULL,
+    // $10 its `jti` digest, $11 when that use expires, $12 whether its nonce is accepted. An environment that
+    // requires DPoP refuses a request without a proof (`dpop_missing`) or without an accepted nonce
+    // (`dpop_stale_nonce`); the proof's use is inserted once per key and `jti` (`proof_use`: a conflict with
+    // a live row is a replay). The upstream token's use is inserted only when all of that passed, so a
+    // refused proof leaves the token usable; the session is bound to the proof's key (`dpop_jkt`).
     static let sessionSQL = """
         WITH env AS (
-            SELECT id, session_max_age_days, session_idle_days, access_token_ttl_minutes, id_token_signing_alg
+            SELECT id, session_max_age_days, session_idle_days, access_token_ttl_minutes, id_token_signing_alg, require_dpop
             FROM environments WHERE id = $1::uuid
+        ), dpop AS (
+            SELECT COALESCE((SELECT require_dpop FROM env), false) AND $9::text IS NULL AS missing,
+                   COALESCE((SELECT require_dpop FROM env), false) AND $9::text IS NOT NULL AND NOT $12::boolean AS stale_nonce
+        ), proof_use AS (
+            INSERT INTO dpop_proof_uses (jkt, jti_hash, expires_at)
+            SELECT $9, $10, to_timestamp($11::float8) FROM dpop
+            WHERE $9::text IS NOT NULL AND EXISTS (SELECT 1 FROM env) AND NOT dpop.stale_nonce
+            ON CONFLICT (jkt, jti_hash) DO UPDATE SET expires_at = EXCLUDED.expires_at
+                WHERE dpop_proof_uses.expires_at <= to_timestamp($5::float8)
+            RETURNING 1
+        ), proof_ok AS (
+            SELECT NOT dpop.missing AND NOT dpop.stale_nonce AND ($9::text IS NULL OR EXISTS (SELECT 1 FROM proof_use)) AS ok
+            FROM dpop
         ), account AS (
             SELECT u.id, u.email, u.name, u.image_url, u.created_at, u.email_verified_at FROM users u
             WHERE u.id = $2::uuid AND u.closed_at IS NULL
@@ -51,18 +70,21 @@ public struct PostgresTokenExchange: TokenExchangeStore {
         ), factor AS (
             SELECT EXISTS (SELECT 1 FROM totp_factors t WHERE t.user_id = $2::uuid AND t.confirmed_at IS NOT NULL) AS active
         ), token_use AS (
-            INSERT INTO upstream_token_uses (token_hash, expires_at) VALUES ($3, to_timestamp($4::float8))
+            INSERT INTO upstream_token_uses (token_hash, expires_at)
+            SELECT $3, to_timestamp($4::float8) FROM proof_ok WHERE proof_ok.ok
             ON CONFLICT (token_hash) DO NOTHING
             RETURNING token_hash
         ), new_session AS (
             INSERT INTO sessions (environment_id, user_id, auth_time, created_at, last_refreshed_at, scope, amr,
-                first_access_token_hash, first_access_expires_at, first_refresh_token_hash)
+                first_access_token_hash, first_access_expires_at, first_refresh_token_hash, dpop_jkt)
             SELECT env.id, account.id, to_timestamp($5::float8), to_timestamp($5::float8), to_timestamp($5::float8), $6, 'fed',
-                   $7, to_timestamp($5::float8) + make_interval(mins => env.access_token_ttl_minutes), $8
+                   $7, to_timestamp($5::float8) + make_interval(mins => env.access_token_ttl_minutes), $8, $9
             FROM env, account, token_use, factor WHERE NOT factor.active
-            RETURNING id, auth_time, last_refreshed_at
+            RETURNING id, auth_time, last_refreshed_at, dpop_jkt
         )
         SELECT (SELECT count(*) FROM token_use) AS used, (SELECT active FROM factor) AS second_factor,
+               (SELECT missing FROM dpop) AS dpop_missing, (SELECT stale_nonce FROM dpop) AS dpop_stale_nonce,
+               NOT (SELECT ok FROM proof_ok) AS dpop_refused, new_session.dpop_jkt,
                account.id AS user_id, account.email, account.name, account.image_url,
                env.session_max_age_days, env.session_idle_days, env.id_token_signing_alg,
                new_session.id AS session_id, new_session.auth_time, new_session.last_refreshed_at,
@@ -80,22 +102,27 @@ public struct PostgresTokenExchange: TokenExchangeStore {
                 [
                     attempt.environmentID, attempt.userID, attempt.upstreamTokenHash, SQLTime.parameter(attempt.upstreamTokenExpiresAt),
                     SQLTime.parameter(attempt.now), attempt.scope, attempt.accessTokenHash, attempt.refreshTokenHash,
+                    attempt.proof?.thumbprint, attempt.proof?.identifierHash, attempt.proof.map { SQLTime.parameter($0.usableUntil) },
+                    attempt.proof?.nonceAccepted == true ? "true" : "false",
                 ]
             ).rows[0]
+            if try row.bool("dpop_refused") {
+                return .dpopRefused(try row.bool("dpop_missing") ? .missing : try row.bool("dpop_stale_nonce") ? .useNonce : .replayed)
+            }
             guard try row.int("used") == 1 else { return .replayed }
             guard row["user_id"] != nil else { return .accountClosed }
             guard let sessionID = row["session_id"] else { return try row.bool("second_factor") ? .secondFactorRequired : .accountClosed }
             let windows = IssuedSession.windows(
                 authTime: try row.date("auth_time"), lastRefreshedAt: try row.date("last_refreshed_at"),
                 maxAgeDays: try row.int("session_max_age_days"), idleDays: try row.int("session_idle_days"))
-            return .issued(
-                IssuedSession(
-                    sessionID: sessionID, accessExpiresAt: try row.date("access_expires_at"), expiresAt: windows.expiresAt,
-                    idleExpiresAt: windows.idleExpiresAt,
-                    user: SessionUser(
-                        id: try row.string("user_id"), email: try row.string("email"), name: try row.string("name"),
-                        imageURL: row["image_url"]),
-                    grant: try PostgresStore.grant(from: row, nonce: nil)))
+            var session = IssuedSession(
+                sessionID: sessionID, accessExpiresAt: try row.date("access_expires_at"), expiresAt: windows.expiresAt,
+                idleExpiresAt: windows.idleExpiresAt,
+                user: SessionUser(
+                    id: try row.string("user_id"), email: try row.string("email"), name: try row.string("name"), imageURL: row["image_url"]),
+                grant: try PostgresStore.grant(from: row, nonce: nil))
+            session.dpopThumbprint = row["dpop_jkt"]
+            return .issued(session)
         }
     }
 }

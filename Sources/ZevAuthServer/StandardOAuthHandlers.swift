@@ -211,9 +211,11 @@ struct StandardOAuthHandlers: Sendable {
             result = try SessionGrants(context: context).refresh(
                 refreshToken: refreshToken, publishableKey: clientID, gate: gate, proof: proof)
         case TokenExchangeRequest.grantType:
-            // The native token exchange (RFC 8693) looks its client up itself, so an unknown one is still 401.
+            // The native token exchange (RFC 8693) looks its client up itself, so an unknown one is still 401;
+            // the proof binds its session as it binds a code exchange's.
             return try limitedOr {
-                try TokenExchangeHandler(context: context).respond(form, publishableKey: clientID, clientAddress: address)
+                try TokenExchangeHandler(context: context).respond(
+                    form, publishableKey: clientID, clientAddress: address, proof: proof, request: request)
             }
         default:
             return try refused(

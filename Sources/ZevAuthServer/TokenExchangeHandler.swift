@@ -15,13 +15,28 @@ import IDNA
 /// (`ResolveUpstreamAccount`: an address that has an unlinked account answers 400 `interaction_required`
 /// with an `error_uri` to confirm in the browser), then one statement that uses the upstream token once
 /// and makes the session (a second use is `invalid_grant`).
+///
+/// A `DPoP` proof binds the session as at the code exchange (docs/dpop.md, "Binding"; RFC 9449 §5): the
+/// token endpoint checks the proof's stateless rules before any of this (400 `invalid_dpop_proof`), and the
+/// one statement checks the environment's requirement and nonce and the proof's single use before it uses
+/// the upstream token, so a refused proof issues nothing and leaves the token usable.
 struct TokenExchangeHandler: Sendable {
     let context: ServerContext
 
     /// The answer to a token exchange from `publishableKey`'s app, `form` being the request's non-empty
-    /// parameters.
+    /// parameters, with `DPoP-Nonce` when `request` sent a proof or was refused for want of one.
+    /// - Parameter proof: the request's proof, its stateless rules checked (`DPoPProofs.grantProof`); nil: none sent.
     /// - Throws: `StoreUnavailable` (answered 503 by the error funnel).
-    func respond(_ form: [String: String], publishableKey: String, clientAddress: String) throws -> HTTPResponse {
+    func respond(
+        _ form: [String: String], publishableKey: String, clientAddress: String, proof: DPoPProofUse?, request: HTTPRequest
+    ) throws -> HTTPResponse {
+        let response = try answer(form, publishableKey: publishableKey, clientAddress: clientAddress, proof: proof, request: request)
+        return request.headers.values("DPoP").isEmpty ? response : DPoPProofs.withNonce(response, context: context)
+    }
+
+    private func answer(
+        _ form: [String: String], publishableKey: String, clientAddress: String, proof: DPoPProofUse?, request: HTTPRequest
+    ) throws -> HTTPResponse {
         guard let client = try context.roundTrip.tokenExchange.tokenExchangeClient(publishableKey: publishableKey) else {
             return GrantResult.failed(OAuthError(.invalidClient, "Send the environment's publishable key as client_id."))
                 .response(on: .standard(.token))
@@ -65,12 +80,15 @@ struct TokenExchangeHandler: Sendable {
         }
         let accessToken = try context.secrets.mintToken(prefix: "zat_")
         let refreshToken = try context.secrets.mintToken(prefix: "zrt_")
-        let facts = try context.roundTrip.tokenExchange.createFederatedSession(
-            FederatedSessionAttempt(
-                environmentID: client.environmentID, userID: user.id, upstreamTokenHash: identity.tokenID,
-                upstreamTokenExpiresAt: Date(timeIntervalSince1970: identity.expiresAt), scope: exchange.scope.value,
-                accessTokenHash: context.secrets.digest(accessToken), refreshTokenHash: context.secrets.digest(refreshToken), now: now))
-        switch facts {
+        var attempt = FederatedSessionAttempt(
+            environmentID: client.environmentID, userID: user.id, upstreamTokenHash: identity.tokenID,
+            upstreamTokenExpiresAt: Date(timeIntervalSince1970: identity.expiresAt), scope: exchange.scope.value,
+            accessTokenHash: context.secrets.digest(accessToken), refreshTokenHash: context.secrets.digest(refreshToken), now: now)
+        attempt.proof = proof
+        switch try context.roundTrip.tokenExchange.createFederatedSession(attempt) {
+        case .dpopRefused(let refusal):
+            context.log.write("refused token exchange provider=\(provider.slug) reason=\(refusal.error.code.rawValue)")
+            return DPoPProofs.grantAnswer(.failed(refusal.error), on: .standard(.token), request, context: context)
         case .replayed:
             context.log.write("refused token exchange provider=\(provider.slug) reason=\(UpstreamFailure.replayed.code)")
             return Self.refusal(OAuthError(.invalidGrant, UpstreamFailure.replayed.sentence))

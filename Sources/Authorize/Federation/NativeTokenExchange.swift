@@ -29,6 +29,9 @@ public struct FederatedSessionAttempt: Sendable, Equatable {
     public let accessTokenHash: String
     public let refreshTokenHash: String
     public let now: Date
+    /// The request's verified DPoP proof, when it carried one: its use is recorded and the session bound to
+    /// its key in the same statement (docs/dpop.md, "Binding").
+    public var proof: DPoPProofUse? = nil
 
     public init(
         environmentID: String, userID: String, upstreamTokenHash: String, upstreamTokenExpiresAt: Date, scope: String,
@@ -47,6 +50,9 @@ public struct FederatedSessionAttempt: Sendable, Equatable {
 
 /// What the one federated-session statement did.
 public enum FederatedSessionFacts: Sendable, Equatable {
+    /// The environment requires a proof or a nonce, or the proof was a replay: nothing was made and the
+    /// upstream token was not used (docs/dpop.md, "Binding").
+    case dpopRefused(DPoPRefusal)
     /// The upstream token had been accepted before: nothing was made.
     case replayed
     /// The account has TOTP: it signs in through the browser, where the code is asked (the token is used up).
@@ -65,8 +71,9 @@ public protocol TokenExchangeStore: Sendable {
     /// The providers the project's sign-in page shows (the ones its apps may exchange tokens of).
     /// - Throws: `StoreUnavailable`.
     func exchangeProviders(projectID: String) throws -> [UpstreamProviderRecord]
-    /// In one transaction: records the upstream token's use (a second use inserts nothing and makes
-    /// nothing), then makes the session when the account is open and has no TOTP.
+    /// In one transaction: checks the DPoP requirement and records the proof's use (a refusal uses nothing),
+    /// records the upstream token's use (a second use inserts nothing and makes nothing), then makes the
+    /// session, bound to the proof's key when there is one, when the account is open and has no TOTP.
     /// - Throws: `StoreUnavailable`.
     func createFederatedSession(_ attempt: FederatedSessionAttempt) throws -> FederatedSessionFacts
 }
