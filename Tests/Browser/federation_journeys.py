@@ -24,7 +24,6 @@ import hashlib
 import json
 import os
 import secrets
-import sys
 import time
 import urllib.parse
 import urllib.request
@@ -36,17 +35,12 @@ from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 
-from journeys import CHROMEDRIVER, CHROMIUM, Browser, Callback, Demo, run_journeys
+from journeys import CHROMEDRIVER, CHROMIUM, Browser, Callback, Demo, end_journeys, id_token_claims, run_journeys
 
 APPLE = "https://appleid.apple.com"
 SERVICES_ID = "com.zevauth.journeys.signin"
 TEAM_ID = "JOURNEY123"
 KEY_ID = "JKEY123456"
-
-
-def id_token_claims(token):
-    payload = token.split(".")[1]
-    return json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
 
 
 class FederationBrowser(Browser):
@@ -135,13 +129,6 @@ class FederationDemo(Demo):
     def next_apple_user(self, email, name="Grace Hopper"):
         self.control("/next-user", {"issuer": APPLE, "sub": "00" + secrets.token_hex(8), "email": email,
                                     "email_verified": "true", "name": name})
-
-    def openid_start_url(self, redirect_uri):
-        verifier = secrets.token_urlsafe(32)
-        challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
-        query = {"client_id": self.key, "redirect_uri": redirect_uri, "state": "journey state", "scope": "openid email",
-                 "nonce": secrets.token_urlsafe(16), "code_challenge": challenge, "code_challenge_method": "S256"}
-        return self.issuer + "/v1/auth/zevid/start?" + urllib.parse.urlencode(query, quote_via=urllib.parse.quote), verifier
 
 
 class FederationJourneys:
@@ -281,10 +268,7 @@ def main():
     ]
     failed = run_journeys(order, args.only, journeys, args.artifacts,
                           lambda name: f"FAILED-federation-{name.replace(' ', '-').replace(',', '')}.png")
-    if journeys.browser:
-        journeys.browser.quit()
-    journeys.callback.close()
-    sys.exit(1 if failed else 0)
+    end_journeys(journeys, failed)
 
 
 if __name__ == "__main__":

@@ -149,6 +149,15 @@ class Demo:
             query.update({"code_challenge": challenge, "code_challenge_method": "S256"})
         return self.issuer + "/v1/auth/zevid/start?" + urllib.parse.urlencode(query, quote_via=urllib.parse.quote), verifier
 
+    def openid_start_url(self, redirect_uri):
+        """An OpenID start URL (scope "openid email", a nonce, S256 PKCE, a state), so the exchange also answers
+        an ID token; returns it with the PKCE verifier."""
+        verifier = secrets.token_urlsafe(32)
+        challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
+        query = {"client_id": self.key, "redirect_uri": redirect_uri, "state": "journey state", "scope": "openid email",
+                 "nonce": secrets.token_urlsafe(16), "code_challenge": challenge, "code_challenge_method": "S256"}
+        return self.issuer + "/v1/auth/zevid/start?" + urllib.parse.urlencode(query, quote_via=urllib.parse.quote), verifier
+
     def call(self, method, path, body=None, headers=None):
         connection = http.client.HTTPConnection(self.host, self.port, timeout=30)
         connection.request(method, path, body=json.dumps(body) if body is not None else None, headers=headers or {})
@@ -613,6 +622,12 @@ class Journeys:
         b.expect_text("Your ZevID account", "No ZevID account?")
 
 
+def id_token_claims(token):
+    """The payload of a compact JWS, decoded (its signature is the conformance suite's to check)."""
+    payload = token.split(".")[1]
+    return json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+
+
 def decode_qr_png(png):
     """The text of the QR code in a PNG, read by zxing-cpp (PyPI), or None."""
     import io
@@ -650,6 +665,15 @@ def run_journeys(order, only, journeys, artifacts, failure_name):
                 except Exception:
                     pass
     return failed
+
+
+def end_journeys(journeys, failed):
+    """Quits the journeys' browser (when one is open), closes their app callback, and exits with status 1 when
+    `failed` (run_journeys's count) is not 0, else 0."""
+    if journeys.browser:
+        journeys.browser.quit()
+    journeys.callback.close()
+    sys.exit(1 if failed else 0)
 
 
 def main():

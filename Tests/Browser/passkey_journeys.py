@@ -37,7 +37,6 @@ journey and exits 1 when one failed. Nothing here prints a password, code, key o
 """
 import argparse
 import base64
-import hashlib
 import ipaddress
 import json
 import os
@@ -49,7 +48,7 @@ import urllib.parse
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
-from journeys import Browser, Callback, Demo, run_journeys
+from journeys import Browser, Callback, Demo, end_journeys, id_token_claims, run_journeys
 
 # The sentences of docs/passkeys.md, "Errors people see".
 CANCELLED = "The passkey request was cancelled or timed out."
@@ -85,23 +84,6 @@ RECORDER = """
   if (!CONDITIONAL) PublicKeyCredential.isConditionalMediationAvailable = () => Promise.resolve(false);
 })();
 """
-
-
-class PasskeyDemo(Demo):
-    """The demo server, with an OpenID start (scope openid) so the exchange also answers an ID token."""
-
-    def openid_start_url(self, redirect_uri):
-        verifier = secrets.token_urlsafe(32)
-        challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
-        query = {"client_id": self.key, "redirect_uri": redirect_uri, "state": "journey state", "scope": "openid email",
-                 "nonce": secrets.token_urlsafe(16), "code_challenge": challenge, "code_challenge_method": "S256"}
-        return self.issuer + "/v1/auth/zevid/start?" + urllib.parse.urlencode(query, quote_via=urllib.parse.quote), verifier
-
-
-def id_token_claims(token):
-    """The payload of a compact JWS, decoded (its signature is the conformance suite's to check)."""
-    payload = token.split(".")[1]
-    return json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
 
 
 class PasskeyBrowser(Browser):
@@ -472,7 +454,7 @@ def main():
     args = parser.parse_args()
     os.makedirs(args.artifacts, exist_ok=True)
     with open(args.dev_json) as f:
-        demo = PasskeyDemo(json.load(f))
+        demo = Demo(json.load(f))
     host = urllib.parse.urlsplit(demo.issuer).hostname
     try:
         ipaddress.ip_address(host)
@@ -494,10 +476,7 @@ def main():
     ]
     failed = run_journeys(order, args.only, journeys, args.artifacts,
                           lambda name: f"FAILED-passkeys-{name.replace(' ', '-').replace('/', '')}.png")
-    if journeys.browser:
-        journeys.browser.quit()
-    journeys.callback.close()
-    sys.exit(1 if failed else 0)
+    end_journeys(journeys, failed)
 
 
 if __name__ == "__main__":

@@ -13,7 +13,6 @@ password or key.
 """
 import argparse
 import json
-import sys
 import urllib.parse
 
 import requests
@@ -21,20 +20,10 @@ from authlib.common.security import generate_token
 from authlib.integrations.base_client.errors import OAuthError
 from authlib.integrations.requests_client import OAuth2Session
 
-from pages import hidden_fields
+from pages import Reporter, sign_in
 
 REDIRECT_URI = "http://127.0.0.1:54321/callback"  # matches the demo's loopback callback on any port
-
-
-def fail(step, detail):
-    print(f"authlib client: FAILED at {step}: {detail}", file=sys.stderr)
-    sys.exit(1)
-
-
-def expect(condition, step, detail=""):
-    if not condition:
-        fail(step, detail)
-    print(f"authlib client: ok   {step}")
+report = Reporter("authlib client")
 
 
 def main():
@@ -49,11 +38,11 @@ def main():
 
     # 1. Discovery (RFC 8414).
     metadata_response = requests.get(issuer + "/.well-known/oauth-authorization-server", timeout=30)
-    expect(metadata_response.status_code == 200, "metadata", metadata_response.status_code)
+    report.expect(metadata_response.status_code == 200, "metadata", metadata_response.status_code)
     metadata = metadata_response.json()
-    expect(metadata["issuer"] == issuer, "metadata issuer")
-    expect("S256" in metadata["code_challenge_methods_supported"], "metadata S256")
-    expect("none" in metadata["token_endpoint_auth_methods_supported"], "metadata public client")
+    report.expect(metadata["issuer"] == issuer, "metadata issuer")
+    report.expect("S256" in metadata["code_challenge_methods_supported"], "metadata S256")
+    report.expect("none" in metadata["token_endpoint_auth_methods_supported"], "metadata public client")
 
     client = OAuth2Session(
         client_id=client_id, redirect_uri=REDIRECT_URI, code_challenge_method="S256",
@@ -64,62 +53,49 @@ def main():
 
     # 2. The system browser: start, sign in, consent, and the 303 back to the app.
     browser = requests.Session()
-    response = browser.get(authorization_url, allow_redirects=False, timeout=30)
-    expect(response.status_code == 303, "authorize redirects to the sign-in page", response.status_code)
-    page = browser.get(urllib.parse.urljoin(issuer, response.headers["Location"]), timeout=30)
-    fields = hidden_fields(page.text)
-    expect(page.status_code == 200 and "csrf" in fields, "sign-in page with a CSRF token", page.status_code)
-    fields.update({"email": dev["user"]["email"], "password": dev["user"]["password"]})
-    response = browser.post(issuer + "/v1/auth/zevid/signin", data=fields, allow_redirects=False, timeout=30)
-    expect(response.status_code == 303, "sign-in accepted", response.status_code)
-    page = browser.get(urllib.parse.urljoin(issuer, response.headers["Location"]), timeout=30)
-    fields = hidden_fields(page.text)
-    expect(page.status_code == 200 and "csrf" in fields, "consent page", page.status_code)
-    fields["decision"] = "allow"
-    response = browser.post(issuer + "/v1/auth/zevid/consent", data=fields, allow_redirects=False, timeout=30)
-    expect(response.status_code == 303, "consent redirects to the app", response.status_code)
-    callback = response.headers["Location"]
-    expect(callback.startswith(REDIRECT_URI + "?"), "redirect goes to the loopback callback")
+    start = browser.get(authorization_url, allow_redirects=False, timeout=30)
+    callback = sign_in(report, browser, issuer, dev["user"], start)
+    report.expect(callback.startswith(REDIRECT_URI + "?"), "redirect goes to the loopback callback")
     query = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(callback).query))
-    expect(query.get("state") == state, "state comes back unchanged")
-    expect(query.get("iss") == issuer, "iss names the issuer (RFC 9207)")
+    report.expect(query.get("state") == state, "state comes back unchanged")
+    report.expect(query.get("iss") == issuer, "iss names the issuer (RFC 9207)")
 
     # 3. The app: the code for tokens at the token endpoint (authlib checks state against the response).
     token = client.fetch_token(metadata["token_endpoint"], authorization_response=callback, state=state,
                                code_verifier=verifier)
-    expect(token.get("token_type") == "Bearer" and token.get("access_token") and token.get("refresh_token"),
-           "token endpoint answers RFC 6749 §5.1")
+    report.expect(token.get("token_type") == "Bearer" and token.get("access_token") and token.get("refresh_token"),
+                  "token endpoint answers RFC 6749 §5.1")
     session = requests.get(issuer + "/v1/auth/session", timeout=30,
                            headers={"Authorization": "Bearer " + token["access_token"]})
-    expect(session.status_code == 200, "the access token opens GET /v1/auth/session", session.status_code)
+    report.expect(session.status_code == 200, "the access token opens GET /v1/auth/session", session.status_code)
 
     # 4. Refresh with rotation.
     first_refresh_token = token["refresh_token"]
     refreshed = client.refresh_token(metadata["token_endpoint"], refresh_token=first_refresh_token)
-    expect(refreshed.get("refresh_token") and refreshed["refresh_token"] != first_refresh_token,
-           "refresh rotates the refresh token")
+    report.expect(refreshed.get("refresh_token") and refreshed["refresh_token"] != first_refresh_token,
+                  "refresh rotates the refresh token")
     session = requests.get(issuer + "/v1/auth/session", timeout=30,
                            headers={"Authorization": "Bearer " + refreshed["access_token"]})
-    expect(session.status_code == 200, "the refreshed access token works", session.status_code)
+    report.expect(session.status_code == 200, "the refreshed access token works", session.status_code)
 
     # 5. A resource server checks the access token (RFC 7662).
     introspection = requests.post(metadata["introspection_endpoint"], data={"token": refreshed["access_token"]},
                                   headers={"Authorization": "Bearer " + secret_key}, timeout=30)
-    expect(introspection.status_code == 200 and introspection.json().get("active") is True,
-           "introspection: active", introspection.status_code)
+    report.expect(introspection.status_code == 200 and introspection.json().get("active") is True,
+                  "introspection: active", introspection.status_code)
 
     # 6. Sign out (RFC 7009), then nothing works.
     revoked = client.revoke_token(metadata["revocation_endpoint"], token=refreshed["refresh_token"],
                                   token_type_hint="refresh_token")
-    expect(revoked.status_code == 200, "revocation answers 200", revoked.status_code)
+    report.expect(revoked.status_code == 200, "revocation answers 200", revoked.status_code)
     try:
         client.refresh_token(metadata["token_endpoint"], refresh_token=refreshed["refresh_token"])
-        fail("refresh after revocation", "a revoked session refreshed")
+        report.fail("refresh after revocation", "a revoked session refreshed")
     except OAuthError as error:
-        expect(error.error == "invalid_grant", "refresh after revocation is invalid_grant", error.error)
+        report.expect(error.error == "invalid_grant", "refresh after revocation is invalid_grant", error.error)
     introspection = requests.post(metadata["introspection_endpoint"], data={"token": refreshed["access_token"]},
                                   headers={"Authorization": "Bearer " + secret_key}, timeout=30)
-    expect(introspection.json() == {"active": False}, "introspection after revocation: inactive")
+    report.expect(introspection.json() == {"active": False}, "introspection after revocation: inactive")
     print("authlib client: discovery, authorization code + PKCE, refresh, introspection and revocation passed")
 
 

@@ -14,42 +14,15 @@ server's nonce (`use_dpop_nonce`, `DPoP-Nonce`). It prints step names and status
 """
 import argparse
 import json
-import sys
-import urllib.parse
 
 import requests
 from requests_oauth2client import DPoPToken, OAuth2Client
 
-from pages import hidden_fields
+from pages import Reporter, sign_in
 
 REDIRECT_URI = "http://127.0.0.1:54321/callback"  # matches the demo's loopback callback on any port
-
-
-def fail(step, detail):
-    print(f"dpop client: FAILED at {step}: {detail}", file=sys.stderr)
-    sys.exit(1)
-
-
-def expect(condition, step, detail=""):
-    if not condition:
-        fail(step, detail)
-    print(f"dpop client: ok   {step}")
-
-
-def sign_in(browser, issuer, dev, start):
-    """From the authorization endpoint's 303 through sign-in and consent to the redirect back to the app."""
-    expect(start.status_code == 303, "authorize with request_uri redirects to the sign-in page", start.status_code)
-    page = browser.get(urllib.parse.urljoin(issuer, start.headers["Location"]), timeout=30)
-    fields = hidden_fields(page.text)
-    fields.update({"email": dev["user"]["email"], "password": dev["user"]["password"]})
-    response = browser.post(issuer + "/v1/auth/zevid/signin", data=fields, allow_redirects=False, timeout=30)
-    expect(response.status_code == 303, "sign-in accepted", response.status_code)
-    page = browser.get(urllib.parse.urljoin(issuer, response.headers["Location"]), timeout=30)
-    fields = hidden_fields(page.text)
-    fields["decision"] = "allow"
-    response = browser.post(issuer + "/v1/auth/zevid/consent", data=fields, allow_redirects=False, timeout=30)
-    expect(response.status_code == 303, "consent redirects to the app", response.status_code)
-    return response.headers["Location"]
+PUSHED_START = "authorize with request_uri redirects to the sign-in page"  # the sign-in's first step
+report = Reporter("dpop client")
 
 
 def main():
@@ -66,57 +39,63 @@ def main():
         issuer + "/.well-known/oauth-authorization-server", issuer=issuer, client_id=client_id,
         redirect_uri=REDIRECT_URI, testing=True)
     metadata = requests.get(issuer + "/.well-known/oauth-authorization-server", timeout=30).json()
-    expect("ES256" in metadata.get("dpop_signing_alg_values_supported", []), "metadata lists the DPoP algorithms")
+    report.expect("ES256" in metadata.get("dpop_signing_alg_values_supported", []),
+                  "metadata lists the DPoP algorithms")
 
     # 2. Push a request bound to a new DPoP key (`dpop_jkt`, RFC 9449 §10).
     authorization_request = client.authorization_request(scope="openid email", dpop=True)
-    expect(authorization_request.dpop_key is not None, "the library made a DPoP key for the request")
+    report.expect(authorization_request.dpop_key is not None, "the library made a DPoP key for the request")
     pushed = client.pushed_authorization_request(authorization_request)
-    expect(pushed.request_uri.startswith("urn:ietf:params:oauth:request_uri:"), "PAR answers a request_uri")
+    report.expect(pushed.request_uri.startswith("urn:ietf:params:oauth:request_uri:"), "PAR answers a request_uri")
 
     # 3. The hosted sign-in, then the callback (state and iss checked by the library).
     browser = requests.Session()
-    callback = sign_in(browser, issuer, dev, browser.get(pushed.uri, allow_redirects=False, timeout=30))
+    start = browser.get(pushed.uri, allow_redirects=False, timeout=30)
+    callback = sign_in(report, browser, issuer, dev["user"], start, PUSHED_START, check_pages=False)
     response = authorization_request.validate_callback(callback)
-    expect(bool(response.code), "the callback carries the pushed state and the issuer (RFC 9207)")
+    report.expect(bool(response.code), "the callback carries the pushed state and the issuer (RFC 9207)")
 
     # 4. The code for a DPoP-bound pair, proved with the request's key. `validate=False`: requests-oauth2client
     # 1.8's ID token validation rebuilds a DPoPToken without its key and fails (a bug of the library); the
     # ID token itself is validated by Tests/Interop/par_client.py.
     token = client.authorization_code(response, validate=False)
-    expect(isinstance(token, DPoPToken) and token.token_type == "DPoP", "the token endpoint answers token_type DPoP",
-           type(token).__name__)
-    expect(token.dpop_key.dpop_jkt == authorization_request.dpop_key.dpop_jkt, "the pair is bound to the request's key")
+    report.expect(isinstance(token, DPoPToken) and token.token_type == "DPoP",
+                  "the token endpoint answers token_type DPoP", type(token).__name__)
+    report.expect(token.dpop_key.dpop_jkt == authorization_request.dpop_key.dpop_jkt,
+                  "the pair is bound to the request's key")
 
     # 5. Userinfo with Authorization: DPoP and a proof carrying ath; as a bearer token it is refused.
     info = requests.get(issuer + "/oauth2/userinfo", auth=token, timeout=30)
-    expect(info.status_code == 200 and bool(info.json().get("sub")), "userinfo answers with a DPoP proof", info.status_code)
+    report.expect(info.status_code == 200 and bool(info.json().get("sub")),
+                  "userinfo answers with a DPoP proof", info.status_code)
     bearer = requests.get(issuer + "/oauth2/userinfo", timeout=30,
                           headers={"Authorization": "Bearer " + str(token.access_token)})
-    expect(bearer.status_code == 401 and bearer.headers.get("WWW-Authenticate", "").startswith("DPoP "),
-           "the bound token as a bearer token is refused with a DPoP challenge", bearer.status_code)
+    report.expect(bearer.status_code == 401 and bearer.headers.get("WWW-Authenticate", "").startswith("DPoP "),
+                  "the bound token as a bearer token is refused with a DPoP challenge", bearer.status_code)
 
     # 6. Refresh with a proof of the same key: a new bound pair that works at userinfo.
     refreshed = client.refresh_token(token)
-    expect(isinstance(refreshed, DPoPToken) and refreshed.token_type == "DPoP", "the refresh answers token_type DPoP")
+    report.expect(isinstance(refreshed, DPoPToken) and refreshed.token_type == "DPoP",
+                  "the refresh answers token_type DPoP")
     again = requests.get(issuer + "/oauth2/userinfo", auth=refreshed, timeout=30)
-    expect(again.status_code == 200, "userinfo answers the refreshed token", again.status_code)
+    report.expect(again.status_code == 200, "userinfo answers the refreshed token", again.status_code)
 
     # 7. An environment that requires DPoP asks for a server nonce: the library's first proof has none, the
     # server answers use_dpop_nonce with DPoP-Nonce, and the library retries once with it. The setting is
     # put back afterwards, whatever happens, for the clients that run next.
     admin = {"Authorization": "Bearer " + dev["development"]["secretKey"]}
     changed = requests.patch(issuer + "/v1/admin/settings", json={"requireDPoP": True}, headers=admin, timeout=30)
-    expect(changed.status_code == 200 and changed.json().get("requireDPoP") is True, "the environment requires DPoP",
-           changed.status_code)
+    report.expect(changed.status_code == 200 and changed.json().get("requireDPoP") is True,
+                  "the environment requires DPoP", changed.status_code)
     try:
         nonce_request = client.authorization_request(scope="openid", dpop=True)
         pushed = client.pushed_authorization_request(nonce_request)
         browser = requests.Session()
-        callback = sign_in(browser, issuer, dev, browser.get(pushed.uri, allow_redirects=False, timeout=30))
+        start = browser.get(pushed.uri, allow_redirects=False, timeout=30)
+        callback = sign_in(report, browser, issuer, dev["user"], start, PUSHED_START, check_pages=False)
         nonce_token = client.authorization_code(nonce_request.validate_callback(callback), validate=False)
-        expect(nonce_token.token_type == "DPoP" and nonce_request.dpop_key.as_nonce is not None,
-               "the exchange succeeds after the library retried with the server's nonce")
+        report.expect(nonce_token.token_type == "DPoP" and nonce_request.dpop_key.as_nonce is not None,
+                      "the exchange succeeds after the library retried with the server's nonce")
     finally:
         requests.patch(issuer + "/v1/admin/settings", json={"requireDPoP": False}, headers=admin, timeout=30)
     print("dpop client: bound request, DPoP code exchange, userinfo, refresh and the nonce retry passed")

@@ -14,44 +14,16 @@ verifier, password or key.
 """
 import argparse
 import json
-import sys
 import urllib.parse
 
 import requests
 from requests_oauth2client import OAuth2Client
 
-from pages import hidden_fields
+from pages import Reporter, sign_in
 
 REDIRECT_URI = "http://127.0.0.1:54321/callback"  # matches the demo's loopback callback on any port
-
-
-def fail(step, detail):
-    print(f"par client: FAILED at {step}: {detail}", file=sys.stderr)
-    sys.exit(1)
-
-
-def expect(condition, step, detail=""):
-    if not condition:
-        fail(step, detail)
-    print(f"par client: ok   {step}")
-
-
-def sign_in(browser, issuer, dev, start):
-    """From the authorization endpoint's 303 through sign-in and consent to the redirect back to the app."""
-    expect(start.status_code == 303, "authorize with request_uri redirects to the sign-in page", start.status_code)
-    page = browser.get(urllib.parse.urljoin(issuer, start.headers["Location"]), timeout=30)
-    fields = hidden_fields(page.text)
-    expect(page.status_code == 200 and "csrf" in fields, "sign-in page with a CSRF token", page.status_code)
-    fields.update({"email": dev["user"]["email"], "password": dev["user"]["password"]})
-    response = browser.post(issuer + "/v1/auth/zevid/signin", data=fields, allow_redirects=False, timeout=30)
-    expect(response.status_code == 303, "sign-in accepted", response.status_code)
-    page = browser.get(urllib.parse.urljoin(issuer, response.headers["Location"]), timeout=30)
-    fields = hidden_fields(page.text)
-    expect(page.status_code == 200 and "csrf" in fields, "consent page", page.status_code)
-    fields["decision"] = "allow"
-    response = browser.post(issuer + "/v1/auth/zevid/consent", data=fields, allow_redirects=False, timeout=30)
-    expect(response.status_code == 303, "consent redirects to the app", response.status_code)
-    return response.headers["Location"]
+PUSHED_START = "authorize with request_uri redirects to the sign-in page"  # the sign-in's first step
+report = Reporter("par client")
 
 
 def main():
@@ -67,37 +39,39 @@ def main():
     client = OAuth2Client.from_discovery_endpoint(
         issuer + "/.well-known/oauth-authorization-server", issuer=issuer, client_id=client_id,
         redirect_uri=REDIRECT_URI, testing=True)
-    expect(client.pushed_authorization_request_endpoint == issuer + "/oauth2/par", "metadata names the PAR endpoint")
+    report.expect(client.pushed_authorization_request_endpoint == issuer + "/oauth2/par",
+                  "metadata names the PAR endpoint")
 
     # 2. Push (RFC 9126 §2): the library posts the whole request and reads request_uri and expires_in.
     authorization_request = client.authorization_request(scope="openid email")
     pushed = client.pushed_authorization_request(authorization_request)
-    expect(pushed.request_uri.startswith("urn:ietf:params:oauth:request_uri:"), "PAR answers a request_uri")
-    expect(pushed.expires_at is not None, "PAR answers expires_in")
-    expect(set(urllib.parse.parse_qs(urllib.parse.urlsplit(pushed.uri).query)) == {"client_id", "request_uri"},
-           "the authorization URL carries only client_id and request_uri")
+    report.expect(pushed.request_uri.startswith("urn:ietf:params:oauth:request_uri:"), "PAR answers a request_uri")
+    report.expect(pushed.expires_at is not None, "PAR answers expires_in")
+    report.expect(set(urllib.parse.parse_qs(urllib.parse.urlsplit(pushed.uri).query)) == {"client_id", "request_uri"},
+                  "the authorization URL carries only client_id and request_uri")
 
     # 3. The system browser with the short URL, then the app's callback (state and iss checked by the library).
     browser = requests.Session()
-    callback = sign_in(browser, issuer, dev, browser.get(pushed.uri, allow_redirects=False, timeout=30))
-    expect(callback.startswith(REDIRECT_URI + "?"), "redirect goes to the loopback callback")
+    start = browser.get(pushed.uri, allow_redirects=False, timeout=30)
+    callback = sign_in(report, browser, issuer, dev["user"], start, PUSHED_START)
+    report.expect(callback.startswith(REDIRECT_URI + "?"), "redirect goes to the loopback callback")
     response = authorization_request.validate_callback(callback)
-    expect(bool(response.code), "the callback carries the pushed state and the issuer (RFC 9207)")
+    report.expect(bool(response.code), "the callback carries the pushed state and the issuer (RFC 9207)")
 
     # 4. The code for tokens; the ID token is validated against the JWKS, the nonce included.
     token = client.authorization_code(response, validate=True)
-    expect(bool(token.access_token) and bool(token.refresh_token), "token endpoint answers the code")
-    expect(token.id_token is not None, "the ID token validates")
+    report.expect(bool(token.access_token) and bool(token.refresh_token), "token endpoint answers the code")
+    report.expect(token.id_token is not None, "the ID token validates")
     session = requests.get(issuer + "/v1/auth/session", timeout=30,
                            headers={"Authorization": "Bearer " + str(token.access_token)})
-    expect(session.status_code == 200, "the access token opens GET /v1/auth/session", session.status_code)
+    report.expect(session.status_code == 200, "the access token opens GET /v1/auth/session", session.status_code)
 
     # 5. A request_uri works once (RFC 9126 §4): the second use is refused, shown, never redirected.
     again = requests.Session().get(pushed.uri, allow_redirects=False, timeout=30,
                                    headers={"Accept": "application/json"})
-    expect(again.status_code == 400 and "Location" not in again.headers, "a used request_uri is refused",
-           again.status_code)
-    expect(again.json().get("error") == "invalid_request_uri", "the refusal is invalid_request_uri")
+    report.expect(again.status_code == 400 and "Location" not in again.headers, "a used request_uri is refused",
+                  again.status_code)
+    report.expect(again.json().get("error") == "invalid_request_uri", "the refusal is invalid_request_uri")
     print("par client: pushed request, authorization, code exchange and single use passed")
 
 
