@@ -91,7 +91,11 @@ destroy)
     [[ -d "$dir" ]] || exit 0
     base=$(base_of)
     "$0" stop "$dir"
-    if [[ "$base" != "$dir" && "$base" == "${TMPDIR:-/tmp}"/zevauth-pg-* ]]; then rm -rf "$base"; fi
+    # Compare with repeated slashes folded: a writer may join "/tmp/" and "/zevauth-pg-…" into "/tmp//…".
+    tmp=${TMPDIR:-/tmp}
+    tmp=${tmp%/}
+    base=$(tr -s / <<<"$base")
+    if [[ "$base" != "$dir" && "$base" == "$tmp"/zevauth-pg-* ]]; then rm -rf "$base"; fi
     rm -rf "$dir"
     ;;
 *)
