@@ -110,7 +110,8 @@ public struct PostgresPasskeys: Sendable, PasskeyStores {
     }
 
     /// Inserts without raising a unique violation on the credential ID (`ON CONFLICT DO NOTHING`); the
-    /// trigger's `passkey_limit` becomes `PasskeyFailure.limit`.
+    /// trigger's `passkey_limit` becomes `PasskeyFailure.limit`. No transports are stored as `'{}'` (the
+    /// column is `NOT NULL`; `string_to_array` of NULL is NULL).
     public func addPasskey(_ passkey: NewPasskey, userID: String, now: Date) throws -> PasskeyRecord? {
         try PostgresEdge.run {
             do {
@@ -119,7 +120,7 @@ public struct PostgresPasskeys: Sendable, PasskeyStores {
                     INSERT INTO passkey_credentials (credential_id, user_id, public_key, sign_count, aaguid, backup_eligible,
                         backed_up, transports, attestation_format, name, created_at)
                     VALUES (decode($1, 'hex'), $2, decode($3, 'hex'), $4, decode($5, 'hex'), $6, $7,
-                        string_to_array(NULLIF($8, ''), ','), $9, $10, to_timestamp($11::float8))
+                        COALESCE(string_to_array(NULLIF($8, ''), ','), '{}'), $9, $10, to_timestamp($11::float8))
                     ON CONFLICT (credential_id) DO NOTHING
                     RETURNING \(Self.columns)
                     """,

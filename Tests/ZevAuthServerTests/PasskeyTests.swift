@@ -54,9 +54,12 @@ import ZevAuthTesting
         return try #require(Base64URL.decodeCanonical(text))
     }
 
-    /// Creates a passkey from the account page. - Returns: the create call's answer.
+    /// Creates a passkey from the account page; `transports` is the `response.transports` sent, nil to leave
+    /// it out. - Returns: the create call's answer.
     @discardableResult
-    static func create(_ account: Account, _ authenticator: SoftwareAuthenticator, name: String? = nil) throws -> TestResponse {
+    static func create(
+        _ account: Account, _ authenticator: SoftwareAuthenticator, name: String? = nil, transports: Any? = ["internal", "hybrid"]
+    ) throws -> TestResponse {
         let options = try post(account.browser, account.server, "/account/passkeys/create/options", ["csrf": account.passkeyCSRF])
         guard options.status == 200 else { return options }
         let publicKey = try #require(options.json["publicKey"] as? [String: Any])
@@ -64,15 +67,15 @@ import ZevAuthTesting
         let handle = try #require(user["id"] as? String)
         authenticator.userHandle = try #require(Base64URL.decodeCanonical(handle))
         let made = try authenticator.attestation(challenge: try challenge(options))
+        var response: [String: Any] = [
+            "clientDataJSON": Base64URL.encode(made.clientDataJSON), "attestationObject": Base64URL.encode(made.attestationObject),
+        ]
+        if let transports { response["transports"] = transports }
         var body: [String: Any] = [
             "csrf": account.passkeyCSRF,
             "credential": [
                 "id": Base64URL.encode(authenticator.credentialID), "rawId": Base64URL.encode(authenticator.credentialID),
-                "type": "public-key",
-                "response": [
-                    "clientDataJSON": Base64URL.encode(made.clientDataJSON),
-                    "attestationObject": Base64URL.encode(made.attestationObject), "transports": ["internal", "hybrid"],
-                ],
+                "type": "public-key", "response": response,
             ] as [String: Any],
         ]
         if let name { body["name"] = name }
@@ -229,6 +232,26 @@ import ZevAuthTesting
         #expect(events.filter { $0 == "signin.passkey" }.count == 2)
         #expect(events.filter { $0 == "passkey.remove" }.count == 2)
         #expect(try Self.outbox(account.setup.fixture.userID, kind: "passkey_removed") == 2)
+    }
+
+    /// `response.transports` is a hint (WebAuthn Level 3 §5.2.1 `getTransports()`): missing, null, empty,
+    /// not a list, or only unknown values, the passkey is created with none and listed.
+    @Test func createsAPasskeyWithoutTransports() throws {
+        let account = try Self.account(clock: ManualClock())
+        let shapes: [Any?] = [nil, NSNull(), [String](), "internal", ["bluetooth-le", "", "USB"]]
+        for shape in shapes {
+            let authenticator = try SoftwareAuthenticator(rpID: account.rpID, origin: account.server.issuer, synced: false)
+            let created = try Self.create(account, authenticator, transports: shape)
+            #expect(created.status == 201, "transports \(String(describing: shape))")
+        }
+        let listed = try account.server.store.passkeys.passkeys(userID: account.setup.fixture.userID)
+        #expect(listed.count == shapes.count)
+        #expect(listed.allSatisfy { $0.transports.isEmpty })
+        let options = try Self.post(
+            account.browser, account.server, "/account/passkeys/create/options", ["csrf": account.passkeyCSRF])
+        let excluded = try #require((options.json["publicKey"] as? [String: Any])?["excludeCredentials"] as? [[String: Any]])
+        #expect(excluded.count == shapes.count)
+        #expect(excluded.allSatisfy { ($0["transports"] as? [String]) == [] })
     }
 
     @Test func servesTheScriptFromThisOrigin() throws {
