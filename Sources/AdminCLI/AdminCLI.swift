@@ -152,6 +152,44 @@ public struct AdminCLI {
         return body
     }
 
+    /// The flags of `clients create` and `clients update` (docs/protocol.md, "Web clients"): the redirect
+    /// URIs repeat; `--jwks-file` reads the key set from a file.
+    static func webClientOptions(creating: Bool) -> [Option] {
+        [
+            Option(name: "--name", placeholder: "NAME", required: creating),
+            Option(name: "--redirect-uri", placeholder: "URI", repeats: true, required: creating),
+            Option(name: "--post-logout-redirect-uri", placeholder: "URI", repeats: true, required: false),
+            Option(name: "--auth-method", placeholder: "client_secret_basic|client_secret_post|private_key_jwt", required: false),
+            Option(name: "--jwks-file", placeholder: "JWKS.json", required: false),
+            Option(name: "--jwks-uri", placeholder: "URL", required: false),
+            Option(name: "--require-pkce", placeholder: "true|false", required: false),
+        ]
+    }
+
+    /// The web client fields of a command line.
+    static func webClientFields(_ invocation: Invocation) throws(UsageError) -> [String: Any] {
+        var body: [String: Any] = [:]
+        if let name = invocation.value("--name") { body["name"] = name }
+        let redirects = invocation.values("--redirect-uri")
+        if !redirects.isEmpty { body["redirectUris"] = redirects }
+        let logouts = invocation.values("--post-logout-redirect-uri")
+        if !logouts.isEmpty { body["postLogoutRedirectUris"] = logouts }
+        if let method = invocation.value("--auth-method") { body["tokenEndpointAuthMethod"] = method }
+        if let uri = invocation.value("--jwks-uri") { body["jwksUri"] = uri }
+        if let path = invocation.value("--jwks-file") {
+            let text = try readFile(path, flag: "--jwks-file")
+            guard let jwks = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] else {
+                throw UsageError(message: "--jwks-file \(path) is not a JSON object")
+            }
+            body["jwks"] = jwks
+        }
+        if let flag = invocation.value("--require-pkce") {
+            guard flag == "true" || flag == "false" else { throw UsageError(message: "--require-pkce takes true or false") }
+            body["requirePkce"] = flag == "true"
+        }
+        return body
+    }
+
     /// A secret file's text (UTF-8).
     static func readFile(_ path: String, flag: String) throws(UsageError) -> String {
         guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8) else {
@@ -417,6 +455,52 @@ public struct AdminCLI {
             ) { invocation in
                 Call(
                     method: .delete, path: "/v1/admin/providers/\(invocation.pathID)", render: { _ in "deleted provider \(invocation.id)" })
+            },
+            Command(
+                words: ["clients", "list"], options: pagingOptions, credential: .secretKey, summary: "list the environment's web clients"
+            ) {
+                invocation in
+                Call(method: .get, path: "/v1/admin/clients" + invocation.paging, render: Render.webClients)
+            },
+            Command(
+                words: ["clients", "create"], options: webClientOptions(creating: true), credential: .secretKey,
+                summary: "register a web client; prints its client secret once"
+            ) { invocation throws(UsageError) in
+                Call(method: .post, path: "/v1/admin/clients", body: try webClientFields(invocation), render: Render.webClient)
+            },
+            Command(
+                words: ["clients", "show"], operand: "CLIENT_ID", credential: .secretKey, summary: "show a web client (never a secret)"
+            ) {
+                invocation in
+                Call(method: .get, path: "/v1/admin/clients/\(invocation.pathID)", render: Render.webClient)
+            },
+            Command(
+                words: ["clients", "update"], operand: "CLIENT_ID", options: webClientOptions(creating: false), credential: .secretKey,
+                summary: "change a web client's fields (lists are replaced whole)"
+            ) { invocation throws(UsageError) in
+                let body = try webClientFields(invocation)
+                guard !body.isEmpty else { throw UsageError(message: "clients update needs at least one field flag") }
+                return Call(method: .patch, path: "/v1/admin/clients/\(invocation.pathID)", body: body, render: Render.webClient)
+            },
+            Command(words: ["clients", "delete"], operand: "CLIENT_ID", credential: .secretKey, summary: "delete a web client") {
+                invocation in
+                Call(
+                    method: .delete, path: "/v1/admin/clients/\(invocation.pathID)", render: { _ in "deleted web client \(invocation.id)" })
+            },
+            Command(
+                words: ["clients", "rotate-secret"], operand: "CLIENT_ID", credential: .secretKey,
+                summary: "add a client secret (printed once); the old one works until revoked"
+            ) { invocation in
+                Call(method: .post, path: "/v1/admin/clients/\(invocation.pathID)/secrets", body: [:], render: Render.webClientSecret)
+            },
+            Command(
+                words: ["clients", "revoke-secret"], operand: "CLIENT_ID", options: [Option(name: "--secret-id", placeholder: "ID")],
+                credential: .secretKey, summary: "revoke one of a web client's secrets"
+            ) { invocation throws(UsageError) in
+                let secretID = FormURLEncoding.percentEncodeUnreserved(try invocation.required("--secret-id"))
+                return Call(
+                    method: .delete, path: "/v1/admin/clients/\(invocation.pathID)/secrets/\(secretID)",
+                    render: { "revoked secret \(Render.text($0["id"])) of web client \(invocation.id)" })
             },
             Command(
                 words: ["signing-keys", "list"], credential: .operator, summary: "list the ID-token signing keys (next, current, retired)"
@@ -808,6 +892,46 @@ enum Render {
             "updatedAt",
         ]
         return table([["FIELD", "VALUE"]] + keys.filter { json[$0] != nil }.map { [$0, text(json[$0])] })
+    }
+
+    static func webClients(_ json: [String: Any]) -> String {
+        list(
+            json, empty: "no web clients",
+            [
+                ("CLIENT ID", field("clientId")), ("NAME", field("name")), ("AUTH METHOD", field("tokenEndpointAuthMethod")),
+                ("REDIRECT URIS", { (($0["redirectUris"] as? [Any]) ?? []).map { text($0) }.joined(separator: " ") }),
+            ])
+    }
+
+    /// A web client: its fields, its secrets by id and last 4 characters, and the client secret when the
+    /// answer carries it (creation only), with a reminder that it is shown once.
+    static func webClient(_ json: [String: Any]) -> String {
+        var rows = [["FIELD", "VALUE"]]
+        for key in ["clientId", "name", "tokenEndpointAuthMethod", "requirePkce", "jwksUri", "createdAt", "updatedAt"]
+        where json[key] != nil {
+            rows.append([key, text(json[key])])
+        }
+        for key in ["redirectUris", "postLogoutRedirectUris"] {
+            rows.append([key, ((json[key] as? [Any]) ?? []).map { text($0) }.joined(separator: " ")])
+        }
+        if json["jwks"] is [String: Any] { rows.append(["jwks", "(a key set)"]) }
+        for secret in json["secrets"] as? [[String: Any]] ?? [] {
+            rows.append([
+                "secret " + text(secret["id"]),
+                "…" + text(secret["suffix"]) + ((secret["revokedAt"] as? String).map { " revoked \($0)" } ?? ""),
+            ])
+        }
+        var out = table(rows)
+        if let secret = json["clientSecret"] as? String {
+            out += "\nclient secret (shown only now): \(secret)"
+        }
+        return out
+    }
+
+    static func webClientSecret(_ json: [String: Any]) -> String {
+        var out = object(json.filter { $0.key != "clientSecret" })
+        if let secret = json["clientSecret"] as? String { out += "\nclient secret (shown only now): \(secret)" }
+        return out
     }
 
     static func signingKeys(_ json: [String: Any]) -> String {

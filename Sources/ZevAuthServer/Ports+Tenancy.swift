@@ -1,5 +1,6 @@
 import Association
 import Authorize
+import Foundation
 import PostgresStore
 
 /// The store ports of tenancy, mobile apps and association files (projects, environments, keys, domains,
@@ -38,6 +39,8 @@ public struct TenancyPorts: Sendable {
     public var auditLog: any AuditLogStore
     /// The deployment's upstream OpenID providers and each project's choice (`UpstreamProviders`).
     public var providers: any UpstreamProviderStore
+    /// The environments' web clients (`WebClients`, client authentication at the token endpoint).
+    public var webClients: any WebClientStore
 
     /// Every port given explicitly (tests pass fakes).
     public init(
@@ -46,7 +49,7 @@ public struct TenancyPorts: Sendable {
         domainTokens: any DomainTokenStore, apps: any AppRegistrationStore, associationFiles: any AssociationFileStore,
         linkChecks: any LinkCheckStore, linkSchedule: any LinkScheduleStore, members: any ProjectMemberStore,
         fetcher: (any AssociationFetcher)? = nil, audit: any AuditRecorder, auditLog: any AuditLogStore,
-        providers: any UpstreamProviderStore
+        providers: any UpstreamProviderStore, webClients: (any WebClientStore)? = nil
     ) {
         self.secretKeyLookup = secretKeyLookup
         self.projectCreation = projectCreation
@@ -64,6 +67,7 @@ public struct TenancyPorts: Sendable {
         self.audit = audit
         self.auditLog = auditLog
         self.providers = providers
+        self.webClients = webClients ?? UnavailableWebClientStore()
     }
 
     /// Every port of this area backed by PostgreSQL.
@@ -75,6 +79,29 @@ public struct TenancyPorts: Sendable {
             secretKeyLookup: tenancy, projectCreation: tenancy, projectList: tenancy, sessionSettings: tenancy, secretKeys: tenancy,
             domains: tenancy, domainTokens: tenancy, apps: apps, associationFiles: apps, linkChecks: linkChecks,
             linkSchedule: linkChecks, members: store.members, audit: store.audit, auditLog: store.audit,
-            providers: store.providers)
+            providers: store.providers, webClients: store.webClients)
     }
+}
+
+/// The web-client port of a composition that has none (in-process tests that never reach web clients):
+/// every call is `StoreUnavailable`.
+public struct UnavailableWebClientStore: WebClientStore {
+    static let unavailable = StoreUnavailable(reason: "no_web_client_store")
+
+    public init() {}
+    public func webClients(environmentID: String, after: String?, limit: Int) throws -> [ListedWebClient] { throw Self.unavailable }
+    public func webClient(clientID: String) throws -> ListedWebClient? { throw Self.unavailable }
+    public func createWebClient(
+        clientID: String, environmentID: String, _ columns: WebClientColumns, secret: NewWebClientSecret?, now: Date, audit: AuditEntry
+    ) throws -> ListedWebClient { throw Self.unavailable }
+    public func updateWebClient(clientID: String, environmentID: String, _ columns: WebClientColumns, now: Date, audit: AuditEntry) throws
+        -> ListedWebClient
+    { throw Self.unavailable }
+    public func deleteWebClient(clientID: String, environmentID: String, audit: AuditEntry) throws { throw Self.unavailable }
+    public func addWebClientSecret(clientID: String, environmentID: String, _ secret: NewWebClientSecret, now: Date, audit: AuditEntry)
+        throws -> WebClientSecretRecord
+    { throw Self.unavailable }
+    public func revokeWebClientSecret(clientID: String, environmentID: String, secretID: String, now: Date, audit: AuditEntry) throws
+        -> WebClientSecretRecord
+    { throw Self.unavailable }
 }

@@ -129,6 +129,7 @@ public struct ZevAuthApp: HTTPHandler {
         routes.registerAudit()
         routes.registerSigningKeys()
         routes.registerProviders()
+        routes.registerWebClients()
         self.router = routes.router
         self.httpMetrics = context.metrics.httpTable(templates: routes.router.templates)
     }

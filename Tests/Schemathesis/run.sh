@@ -53,7 +53,7 @@ st() {
 # fit the time budget: this run takes the fuzzing and stateful phases only.
 st "operator token" "$operator" --include-path-regex '^/v1/admin/(projects|users)' --phases fuzzing,stateful
 # The environment's calls, with the secret key; the outbound fetches left out.
-st "secret key" "$secret" --include-path-regex '^/v1/admin/(callbacks|domains|apps|association-files|settings|keys)' \
+st "secret key" "$secret" --include-path-regex '^/v1/admin/(callbacks|domains|apps|association-files|settings|keys|clients)' \
     --exclude-name-regex '^(POST /v1/admin/apps|PATCH /v1/admin/apps/\{id\}|POST /v1/admin/apps/\{id\}/check|POST /v1/admin/domains/\{domain\}/verify)$'
 echo "schemathesis: $passed passed, $failed failed"
 [[ $failed -eq 0 ]]

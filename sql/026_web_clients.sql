@@ -1,0 +1,52 @@
+-- 026: web clients, the server-side (confidential) OAuth clients of an environment (docs/protocol.md,
+-- "Web clients").
+--
+-- `client_id` is `zc_` and 256 random bits in base64url, minted by the server; it names the client at the
+-- authorization and token endpoints and in the admin API. Redirect URIs and post-logout redirect URIs were
+-- parsed by `RedirectURI.parse` and checked against the environment's kind when registered (`https` only in
+-- production; `https` or loopback in development) and are matched byte for byte. A `private_key_jwt` client
+-- has exactly one of `jwks` (a JSON Web Key Set, kept as text exactly as given) or `jwks_uri`; the other
+-- methods have neither. Deleting the environment deletes its clients.
+CREATE TABLE web_clients (
+    client_id                   text PRIMARY KEY,
+    environment_id              uuid NOT NULL REFERENCES environments (id) ON DELETE CASCADE,
+    name                        text NOT NULL,
+    redirect_uris               text[] NOT NULL,
+    post_logout_redirect_uris   text[] NOT NULL DEFAULT '{}',
+    token_endpoint_auth_method  text NOT NULL
+        CHECK (token_endpoint_auth_method IN ('client_secret_basic', 'client_secret_post', 'private_key_jwt')),
+    jwks                        text,
+    jwks_uri                    text,
+    require_pkce                boolean NOT NULL DEFAULT true,
+    created_at                  timestamptz NOT NULL,
+    updated_at                  timestamptz NOT NULL,
+    CONSTRAINT web_clients_key_source CHECK (
+        (token_endpoint_auth_method = 'private_key_jwt') = ((jwks IS NULL) <> (jwks_uri IS NULL))
+        AND (token_endpoint_auth_method = 'private_key_jwt' OR (jwks IS NULL AND jwks_uri IS NULL)))
+);
+CREATE INDEX web_clients_environment ON web_clients (environment_id, created_at, client_id);
+
+-- A client's secrets (`zcs_…`, 256 bits), stored only as the SHA-256 hex digest, shown once when minted.
+-- Rotation adds a secret beside the old ones; every secret with no `revoked_at` (and, when set, an
+-- `expires_at` in the future) authenticates the client, so the old secret keeps working until it is revoked.
+CREATE TABLE web_client_secrets (
+    id           uuid PRIMARY KEY,
+    client_id    text NOT NULL REFERENCES web_clients (client_id) ON DELETE CASCADE,
+    secret_hash  text NOT NULL UNIQUE,
+    suffix       text NOT NULL,
+    created_at   timestamptz NOT NULL,
+    revoked_at   timestamptz,
+    expires_at   timestamptz
+);
+CREATE INDEX web_client_secrets_client ON web_client_secrets (client_id, created_at, id);
+
+-- The `jti` of each accepted `private_key_jwt` assertion (RFC 7523 §3: the server may keep the ids it has
+-- seen until the assertion expires), kept until its `exp`: accepting is one `INSERT … ON CONFLICT DO
+-- NOTHING`, so a replayed assertion inserts nothing and is refused.
+CREATE TABLE web_client_assertion_ids (
+    client_id   text NOT NULL REFERENCES web_clients (client_id) ON DELETE CASCADE,
+    jti         text NOT NULL,
+    expires_at  timestamptz NOT NULL,
+    PRIMARY KEY (client_id, jti)
+);
+CREATE INDEX web_client_assertion_ids_expires ON web_client_assertion_ids (expires_at);
