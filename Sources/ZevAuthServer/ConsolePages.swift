@@ -178,7 +178,7 @@ enum ConsolePages {
 
     static let projectPages: [(id: String, name: String)] = [
         ("domains", "Domains & callbacks"), ("apps", "Mobile apps"), ("sessions", "Sign in with ZevID sessions"), ("keys", "API keys"),
-        ("members", "Members"), ("activity", "Activity"),
+        ("clients", "Web clients"), ("members", "Members"), ("activity", "Activity"),
     ]
 
     /// The project's name, the environment switch and the project's pages, above the page's `<h1>`.

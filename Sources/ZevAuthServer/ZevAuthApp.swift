@@ -130,6 +130,7 @@ public struct ZevAuthApp: HTTPHandler {
         routes.registerSigningKeys()
         routes.registerProviders()
         routes.registerWebClients()
+        routes.registerConsoleWebClients()
         self.router = routes.router
         self.httpMetrics = context.metrics.httpTable(templates: routes.router.templates)
     }
