@@ -50,3 +50,15 @@ CREATE TABLE web_client_assertion_ids (
     PRIMARY KEY (client_id, jti)
 );
 CREATE INDEX web_client_assertion_ids_expires ON web_client_assertion_ids (expires_at);
+
+-- A web client's sign-in is bound to the client from the start to the session (docs/protocol.md, "Web
+-- clients"): the pending sign-in, its code and the session it makes name the client (NULL: a native app's,
+-- under the environment's publishable key). The exchange consumes a code and the refresh rotates a session
+-- only for the client named on it, so one client's code or refresh token is useless to another client of the
+-- same environment. Deleting the client deletes its sign-ins in flight, its codes and its sessions.
+ALTER TABLE authorization_requests ADD COLUMN web_client_id text REFERENCES web_clients (client_id) ON DELETE CASCADE;
+ALTER TABLE authorization_codes ADD COLUMN web_client_id text REFERENCES web_clients (client_id) ON DELETE CASCADE;
+ALTER TABLE sessions ADD COLUMN web_client_id text REFERENCES web_clients (client_id) ON DELETE CASCADE;
+CREATE INDEX authorization_requests_web_client ON authorization_requests (web_client_id) WHERE web_client_id IS NOT NULL;
+CREATE INDEX authorization_codes_web_client ON authorization_codes (web_client_id) WHERE web_client_id IS NOT NULL;
+CREATE INDEX sessions_web_client ON sessions (web_client_id) WHERE web_client_id IS NOT NULL;

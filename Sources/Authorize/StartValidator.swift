@@ -38,11 +38,14 @@ public struct ClientEnvironment: Sendable, Equatable {
     public let kind: EnvironmentKind
     /// The app name the consent page shows.
     public let appName: String
-    /// Every callback registered for the environment.
+    /// Every callback registered for the environment; for a web client, its redirect URIs.
     public let registeredRedirects: [RegisteredRedirect]
     /// The environment's `requirePushedAuthorizationRequests` (default false): a start must resume a pushed
     /// request (RFC 9126 §4, §6; docs/protocol.md#pushed-requests).
     public var requiresPushedRequests = false
+    /// Set when `client_id` names a web client (docs/protocol.md, "Web clients"): its redirect URIs are
+    /// matched exactly (no loopback port leeway), and its PKCE rule applies.
+    public var webClient: WebClientStartFacts?
 
     /// Creates a client environment.
     public init(environmentID: String, kind: EnvironmentKind, appName: String, registeredRedirects: [RegisteredRedirect]) {
@@ -50,6 +53,19 @@ public struct ClientEnvironment: Sendable, Equatable {
         self.kind = kind
         self.appName = appName
         self.registeredRedirects = registeredRedirects
+    }
+}
+
+/// What the start needs of a web client.
+public struct WebClientStartFacts: Sendable, Equatable {
+    /// `zc_…`.
+    public let clientID: String
+    /// Whether every request needs PKCE (false: an OpenID request with a `nonce` may go without).
+    public let requirePKCE: Bool
+
+    public init(clientID: String, requirePKCE: Bool) {
+        self.clientID = clientID
+        self.requirePKCE = requirePKCE
     }
 }
 
@@ -85,6 +101,8 @@ public struct ValidatedStartRequest: Sendable, Equatable {
     /// `dpop_jkt`, when sent: the code's exchange must carry a DPoP proof of this key (RFC 9449 §10;
     /// docs/dpop.md, "Binding").
     public var dpopThumbprint: String?
+    /// The web client the sign-in is for (`zc_…`); nil for the environment's native apps.
+    public var webClientID: String?
 }
 
 /// What the HTTP shell does with a start request.
@@ -344,9 +362,15 @@ public enum StartValidator {
         if endpoint.isStandard, let error = checkResponseType(parameters) {
             return .redirect(error, to: redirect, state: state)
         }
-        let challenge: CodeChallenge
+        var challenge: CodeChallenge?
         switch checkPKCE(parameters) {
-        case .failure(let error): return .redirect(error, to: redirect, state: state)
+        case .failure(let error):
+            // RFC 9700 §2.1.1: a confidential client may go without PKCE when it uses the OpenID nonce; a
+            // web client that opted out (`requirePkce` false) and sent no challenge at all is decided after
+            // the nonce and scope below. Every other client keeps the rule.
+            guard error.code == .pkceRequired, client.webClient?.requirePKCE == false else {
+                return .redirect(error, to: redirect, state: state)
+            }
         case .success(let valid): challenge = valid
         }
         // 7. OpenID Connect (docs/protocol.md, "OpenID Connect"): after the redirect URI is trusted, so a bad
@@ -362,8 +386,14 @@ public enum StartValidator {
         case .failure(let error): return .redirect(error, to: redirect, state: state)
         case .success(let parsed): options = parsed
         }
+        let scope = GrantedScope(requested: undecodable.contains("scope") ? nil : parameters["scope"])
+        if challenge == nil && !(scope.openID && nonce != nil) {
+            return .redirect(
+                OAuthError(.pkceRequired, "code_challenge is required unless this is an OpenID request with a nonce."),
+                to: redirect, state: state)
+        }
         var validated = ValidatedStartRequest(
-            environmentID: client.environmentID, redirect: redirect, state: state, challenge: challenge,
+            environmentID: client.environmentID, redirect: redirect, state: state, challenge: challenge ?? .waived,
             prompt: options.forcesSignIn ? .login : nil, loginHint: options.loginHint, options: options)
         validated.nonce = nonce
         // 9. DPoP (RFC 9449 §10): a `dpop_jkt` binds the code to a key, when it is a SHA-256 thumbprint.
@@ -371,7 +401,8 @@ public enum StartValidator {
         case .failure(let error): return .redirect(error, to: redirect, state: state)
         case .success(let thumbprint): validated.dpopThumbprint = thumbprint
         }
-        validated.scope = GrantedScope(requested: undecodable.contains("scope") ? nil : parameters["scope"])
+        validated.scope = scope
+        validated.webClientID = client.webClient?.clientID
         return .proceed(validated)
     }
 
@@ -432,7 +463,11 @@ public enum StartValidator {
         guard case .success(let requested) = RedirectURI.parse(raw) else {
             return .failure(OAuthError(.redirectURIMismatch, "redirect_uri is not a registered callback."))
         }
-        let matches = client.registeredRedirects.filter { requested.matchesRegistered($0.uri) }
+        // A web client's redirect URIs match byte for byte, a loopback one with its port (RFC 9700 §4.1.3):
+        // the port leeway is for native apps (RFC 8252 §7.3).
+        let matches = client.registeredRedirects.filter {
+            client.webClient == nil ? requested.matchesRegistered($0.uri) : requested.raw.utf8.elementsEqual($0.uri.raw.utf8)
+        }
         guard !matches.isEmpty else {
             return .failure(OAuthError(.redirectURIMismatch, "redirect_uri is not a registered callback."))
         }

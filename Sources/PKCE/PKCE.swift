@@ -45,6 +45,17 @@ public struct CodeChallenge: Sendable, Equatable {
         self.value = value
         self.digest = bytes
     }
+
+    /// The challenge stored for a code issued without PKCE: `-`, which no S256 challenge (always 43
+    /// characters) equals, so only an exchange that sends no verifier can match it. Only a web client whose
+    /// `requirePkce` is false may get such a code, for an OpenID request with a `nonce` (RFC 9700 §2.1.1;
+    /// docs/protocol.md, "Web clients").
+    public static let waived = CodeChallenge(unchecked: "-")
+
+    private init(unchecked value: String) {
+        self.value = value
+        self.digest = []
+    }
 }
 
 /// Proof Key for Code Exchange (RFC 7636), S256 only.

@@ -32,6 +32,8 @@ public struct PostgresAuthorizations: Sendable {
     // (`dpop_stale_nonce`); the proof's use is inserted once per key and `jti` (`proof_use`: a conflict
     // with a live row is a replay, and the code stays untouched). The code's own binding is checked with
     // rows 4–6, after consumption, and the session is bound to the proof's key.
+    // Web clients (docs/protocol.md, "Web clients"): $17 the authenticated web client (`zc_…`) or NULL for a
+    // native app; a code is consumed only by the client it was issued to, and the session carries it (sql/026).
     static let exchangeSQL = """
         WITH env AS (
             SELECT id, session_max_age_days, session_idle_days, access_token_ttl_minutes, id_token_signing_alg, require_dpop
@@ -71,10 +73,11 @@ public struct PostgresAuthorizations: Sendable {
                     THEN COALESCE(c.replayed_at, to_timestamp($5::float8)) ELSE c.replayed_at END
             WHERE c.code_hash = $2 AND c.environment_id = (SELECT id FROM env) AND NOT (SELECT over FROM gate)
               AND (SELECT ok FROM proof_ok)
+              AND c.web_client_id IS NOT DISTINCT FROM $17
               AND (c.consumed_at IS NOT NULL OR (
                   c.expires_at > to_timestamp($5::float8) AND EXISTS (SELECT 1 FROM holder)
                   AND (c.browser_session_id IS NULL OR EXISTS (SELECT 1 FROM issuer))))
-            RETURNING c.id, c.user_id, c.browser_session_id, c.auth_time, c.scope, c.nonce, c.amr,
+            RETURNING c.id, c.user_id, c.browser_session_id, c.auth_time, c.scope, c.nonce, c.amr, c.web_client_id,
                       c.consumed_by = $6::uuid AS won,
                       COALESCE(c.redirect_uri = $3, false) AS redirect_matches,
                       COALESCE(c.code_challenge = $4, false) AS challenge_matches,
@@ -85,10 +88,10 @@ public struct PostgresAuthorizations: Sendable {
         ), new_session AS (
             INSERT INTO sessions (environment_id, user_id, browser_session_id, authorization_code_id, auth_time,
                 created_at, last_refreshed_at, scope, amr, first_access_token_hash, first_access_expires_at,
-                first_refresh_token_hash, dpop_jkt)
+                first_refresh_token_hash, dpop_jkt, web_client_id)
             SELECT env.id, code.user_id, code.browser_session_id, code.id, code.auth_time,
                    to_timestamp($5::float8), to_timestamp($5::float8), code.scope, code.amr, $7,
-                   to_timestamp($5::float8) + make_interval(mins => env.access_token_ttl_minutes), $8, $13
+                   to_timestamp($5::float8) + make_interval(mins => env.access_token_ttl_minutes), $8, $13, code.web_client_id
             FROM code, env, account
             WHERE code.won AND code.redirect_matches AND code.challenge_matches AND code.key_matches
             RETURNING id, auth_time, last_refreshed_at, dpop_jkt
@@ -122,6 +125,7 @@ public struct PostgresAuthorizations: Sendable {
             attempt.failureGate?.bucket, attempt.failureGate?.key, attempt.failureGate.map { SQLTime.parameter($0.windowStart) },
             attempt.failureGate.map { String($0.threshold) }, attempt.proof?.thumbprint, attempt.proof?.identifierHash,
             attempt.proof.map { SQLTime.parameter($0.usableUntil) }, attempt.proof?.nonceAccepted == true ? "true" : "false",
+            attempt.webClientID,
         ]
     }
 
@@ -237,16 +241,16 @@ extension PostgresAuthorizations: ConsentStore {
                     WHERE r.id = $1 AND r.completed_at IS NULL AND r.expires_at > to_timestamp($4::float8)
                       AND r.browser_session_id = $2 AND b.id = r.browser_session_id AND b.ended_at IS NULL
                     RETURNING r.environment_id, r.redirect_uri, r.code_challenge, b.user_id, b.id AS browser_session_id, b.auth_time,
-                              r.scope, r.nonce, b.amr, r.dpop_jkt
+                              r.scope, r.nonce, b.amr, r.dpop_jkt, r.web_client_id
                 ), consent AS (
                     INSERT INTO consents (user_id, environment_id, granted_at)
-                    SELECT user_id, environment_id, to_timestamp($4::float8) FROM request WHERE $6::boolean
+                    SELECT user_id, environment_id, to_timestamp($4::float8) FROM request WHERE $6::boolean AND web_client_id IS NULL
                     ON CONFLICT (user_id, environment_id) DO NOTHING
                 )
                 INSERT INTO authorization_codes (code_hash, environment_id, user_id, browser_session_id, redirect_uri,
-                    code_challenge, auth_time, issued_at, expires_at, scope, nonce, amr, dpop_jkt)
+                    code_challenge, auth_time, issued_at, expires_at, scope, nonce, amr, dpop_jkt, web_client_id)
                 SELECT $3, environment_id, user_id, browser_session_id, redirect_uri, code_challenge, auth_time,
-                       to_timestamp($4::float8), to_timestamp($5::float8), scope, nonce, amr, dpop_jkt
+                       to_timestamp($4::float8), to_timestamp($5::float8), scope, nonce, amr, dpop_jkt, web_client_id
                 FROM request
                 RETURNING id
                 """,
@@ -278,7 +282,8 @@ extension PostgresStore {
 extension PostgresAuthorizations: StartStore {
     /// The client with its registered callbacks as stored (see `PostgresStore.clientEnvironment`).
     public func startClient(publishableKey: String) throws -> StartClient? {
-        try PostgresEdge.run {
+        if publishableKey.hasPrefix(WebClients.clientIDPrefix) { return try webStartClient(clientID: publishableKey) }
+        return try PostgresEdge.run {
             guard let (environment, client) = try PostgresStore(pool: pool).clientEnvironment(publishableKey: publishableKey) else {
                 return nil
             }
@@ -309,11 +314,12 @@ extension PostgresAuthorizations: StartStore {
         )
         INSERT INTO authorization_requests (environment_id, redirect_uri, redirect_kind, state, code_challenge,
             prompt_login, login_hint, browser_binding_hash, browser_session_id, created_at, expires_at, standard_endpoint,
-            redirect_scheme, redirect_host, redirect_port, redirect_path_and_query, prompt_consent, scope, nonce, dpop_jkt)
+            redirect_scheme, redirect_host, redirect_port, redirect_path_and_query, prompt_consent, scope, nonce, dpop_jkt,
+            web_client_id)
         SELECT $1::uuid, $2, $3, $4, $5, $6::boolean, $7,
                COALESCE((SELECT binding_hash FROM adopted), (SELECT binding_hash FROM minted)),
                (SELECT id FROM browser), to_timestamp($8::float8), to_timestamp($9::float8), $10::boolean,
-               $16, $17, $18::integer, $19, $21::boolean, $22, $23, $24
+               $16, $17, $18::integer, $19, $21::boolean, $22, $23, $24, $25
         RETURNING id, browser_session_id IS NOT NULL AS authenticated, NOT EXISTS (SELECT 1 FROM adopted) AS minted
         """
 
@@ -332,7 +338,7 @@ extension PostgresAuthorizations: StartStore {
                     pending.browserSessionTokenHash, String(pending.sessionMaxAgeDays), request.redirect.scheme,
                     request.redirect.host, request.redirect.port.map(String.init), request.redirect.pathAndQuery,
                     request.options.maxAgeSeconds.map(String.init), request.options.prompts.contains(.consent) ? "true" : "false",
-                    request.scope.value, request.nonce?.value, request.dpopThumbprint,
+                    request.scope.value, request.nonce?.value, request.dpopThumbprint, request.webClientID,
                 ]
             ).rows[0]
         }
@@ -377,6 +383,40 @@ extension PostgresAuthorizations: PushedRequestStore {
                 parameters[name] = string
             }
             return parameters
+        }
+    }
+}
+
+extension PostgresAuthorizations {
+    /// A web client as the start sees it (docs/protocol.md, "Web clients"): its environment, its name on
+    /// the consent page, its redirect URIs (registered as parsed by `RedirectURI.parse`, so they parse
+    /// again; https ones count as verified, since a web client's redirect is a server, not an app link)
+    /// its PKCE rule and whether its environment requires pushed requests.
+    func webStartClient(clientID: String) throws -> StartClient? {
+        guard clientID.utf8.count <= 100 else { return nil }
+        return try PostgresEdge.run {
+            guard
+                let row = try pool.query(
+                    """
+                    SELECT c.name, array_to_json(c.redirect_uris)::text AS redirect_uris, c.require_pkce, e.id AS environment_id, e.kind,
+                           e.session_max_age_days, e.require_pushed_authorization_requests
+                    FROM web_clients c JOIN environments e ON e.id = c.environment_id
+                    WHERE c.client_id = $1
+                    """, [clientID]
+                ).first
+            else { return nil }
+            let redirects = PostgresWebClients.strings(row["redirect_uris"]).compactMap { raw -> RegisteredRedirect? in
+                guard case .success(let uri) = RedirectURI.parse(raw) else { return nil }
+                return RegisteredRedirect(uri: uri, linkVerified: true)
+            }
+            var client = ClientEnvironment(
+                environmentID: try row.string("environment_id"),
+                kind: try row.string("kind") == "production" ? .production : .development, appName: try row.string("name"),
+                registeredRedirects: redirects)
+            client.webClient = WebClientStartFacts(clientID: clientID, requirePKCE: try row.bool("require_pkce"))
+            // The environment's requirement covers its web clients too (RFC 9126 §6; docs/protocol.md#pushed-requests).
+            client.requiresPushedRequests = try row.bool("require_pushed_authorization_requests")
+            return StartClient(client: client, sessionMaxAgeDays: try row.int("session_max_age_days"))
         }
     }
 }

@@ -26,6 +26,8 @@ public struct PostgresSessions: Sendable {
     // when that use expires, $13 whether its nonce is accepted; checked as the exchange's are, before the
     // session is touched. A session bound to a key rotates only with a proof of that key (RFC 9449 §5);
     // otherwise nothing changes and the answer is `invalid_grant` (`presented_other_key`).
+    // Web clients (docs/protocol.md, "Web clients"): $14 the authenticated web client (`zc_…`) or NULL for a
+    // native app; a session is refreshed only by the client it was issued to (sql/026).
     static let refreshSQL = """
         WITH env AS (
             SELECT id, session_max_age_days, session_idle_days, access_token_ttl_minutes, refresh_reuse_grace_seconds,
@@ -63,6 +65,7 @@ public struct PostgresSessions: Sendable {
             FROM issued_refresh_tokens r JOIN sessions s ON s.id = r.session_id JOIN users u ON u.id = s.user_id
             JOIN env ON env.id = s.environment_id
             WHERE r.token_hash = $2 AND NOT (SELECT over FROM gate) AND (SELECT ok FROM proof_ok)
+              AND s.web_client_id IS NOT DISTINCT FROM $14
         ), refreshed AS (
             UPDATE sessions s SET
                 generation = CASE WHEN s.generation = p.generation THEN s.generation + 1 ELSE s.generation END,
@@ -116,7 +119,7 @@ public struct PostgresSessions: Sendable {
             attempt.newRefreshTokenHash, attempt.failureGate?.bucket, attempt.failureGate?.key,
             attempt.failureGate.map { SQLTime.parameter($0.windowStart) }, attempt.failureGate.map { String($0.threshold) },
             attempt.proof?.thumbprint, attempt.proof?.identifierHash, attempt.proof.map { SQLTime.parameter($0.usableUntil) },
-            attempt.proof?.nonceAccepted == true ? "true" : "false",
+            attempt.proof?.nonceAccepted == true ? "true" : "false", attempt.webClientID,
         ]
     }
 

@@ -243,6 +243,50 @@ public struct PostgresWebClients: WebClientStore {
     }
 }
 
+extension PostgresWebClients: ClientAuthenticationStore {
+    /// The client with its environment's publishable key and its live secrets' digests, in one statement.
+    /// - Throws: `StoreUnavailable`.
+    public func authenticatingClient(clientID: String, now: Date) throws -> AuthenticatingClient? {
+        guard clientID.hasPrefix(WebClients.clientIDPrefix), clientID.utf8.count <= 100 else { return nil }
+        return try PostgresEdge.run {
+            guard
+                let row = try pool.query(
+                    """
+                    SELECT \(Self.columns), e.publishable_key,
+                           array_to_json(ARRAY(
+                               SELECT s.secret_hash FROM web_client_secrets s
+                               WHERE s.client_id = c.client_id AND s.revoked_at IS NULL
+                                 AND (s.expires_at IS NULL OR s.expires_at > to_timestamp($2::float8))))::text AS live_secrets
+                    FROM web_clients c JOIN environments e ON e.id = c.environment_id
+                    WHERE c.client_id = $1
+                    """, [clientID, SQLTime.parameter(now)]
+                ).first
+            else { return nil }
+            return AuthenticatingClient(
+                client: try Self.record(row), publishableKey: try row.string("publishable_key"),
+                liveSecretHashes: Self.strings(row["live_secrets"]))
+        }
+    }
+
+    /// `INSERT … ON CONFLICT DO NOTHING` (RFC 7523 §3: single use), which also forgets the client's
+    /// expired ids in the same statement (an expired assertion is refused on its `exp` anyway).
+    /// - Throws: `StoreUnavailable`.
+    public func useAssertionID(clientID: String, jti: String, expiresAt: Date) throws -> Bool {
+        try PostgresEdge.run {
+            try pool.query(
+                """
+                WITH forgotten AS (
+                    DELETE FROM web_client_assertion_ids WHERE client_id = $1 AND expires_at < now() - interval '1 minute'
+                )
+                INSERT INTO web_client_assertion_ids (client_id, jti, expires_at)
+                VALUES ($1, $2, to_timestamp($3::float8))
+                ON CONFLICT (client_id, jti) DO NOTHING
+                """, [clientID, jti, SQLTime.parameter(expiresAt)]
+            ).rowsAffected == 1
+        }
+    }
+}
+
 extension PostgresStore {
     /// The environments' web clients (`PostgresWebClients`).
     public var webClients: PostgresWebClients { PostgresWebClients(pool: pool) }

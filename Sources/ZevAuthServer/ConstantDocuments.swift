@@ -48,7 +48,9 @@ struct ConstantDocuments: Sendable {
             "response_modes_supported": ["query"],
             "grant_types_supported": ["authorization_code", "refresh_token", .string(TokenExchangeRequest.grantType)],
             "code_challenge_methods_supported": ["S256"],
-            "token_endpoint_auth_methods_supported": ["none"],
+            // Web clients authenticate (docs/protocol.md, "Web clients"); native apps are public ("none").
+            "token_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post", "private_key_jwt", "none"],
+            "token_endpoint_auth_signing_alg_values_supported": ["RS256", "ES256"],
             "revocation_endpoint_auth_methods_supported": ["none"],
             "authorization_response_iss_parameter_supported": true,
             "jwks_uri": .string(issuer + "/.well-known/jwks.json"),

@@ -104,4 +104,6 @@ public struct UnavailableWebClientStore: WebClientStore {
     public func revokeWebClientSecret(clientID: String, environmentID: String, secretID: String, now: Date, audit: AuditEntry) throws
         -> WebClientSecretRecord
     { throw Self.unavailable }
+    public func authenticatingClient(clientID: String, now: Date) throws -> AuthenticatingClient? { throw Self.unavailable }
+    public func useAssertionID(clientID: String, jti: String, expiresAt: Date) throws -> Bool { throw Self.unavailable }
 }

@@ -28,7 +28,8 @@ extension SignInFlow {
         let hint = validated.options.idTokenHint.flatMap { context.roundTrip.idTokenHints.read($0) }
         let remembered =
             try session.map {
-                validated.redirect.kind == .link ? try store.hasConsent(userID: $0.userID, environmentID: validated.environmentID) : false
+                validated.redirect.kind == .link && validated.webClientID == nil
+                    ? try store.hasConsent(userID: $0.userID, environmentID: validated.environmentID) : false
             }
             ?? false
         let consent = Consent(store: context.roundTrip.consent, secrets: context.secrets)

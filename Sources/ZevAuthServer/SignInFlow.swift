@@ -42,10 +42,13 @@ struct SignInFlow: Sendable {
         case .refused(.redirect(let error, let to, let state), let appName, let asksNoInteraction):
             // prompt=none: never a page once the redirect URI is trusted, "Return to the app" included.
             // The console is no app: its callback is this server's own page, never held for a gesture.
-            let console = AccountForms.query(request, "client_id") == ConsoleClient.clientID
+            // Nor is a web client (docs/protocol.md, "Web clients"): its redirect URI is a server's page.
+            let clientID = AccountForms.query(request, "client_id")
+            let console = clientID == ConsoleClient.clientID
+            let webClient = clientID?.hasPrefix(WebClients.clientIDPrefix) == true
             return redirectError(
                 error, to: to, state: state, appName: appName ?? "the app",
-                heldForGesture: !asksNoInteraction && !console, surface: surface)
+                heldForGesture: !asksNoInteraction && !console && !webClient, surface: surface)
         case .refused(.proceed, _, _):
             throw ServerFailure.inconsistent("start refused a request that passed its checks")
         case .recorded(let recorded, let binding, let validated):
@@ -182,7 +185,7 @@ struct SignInFlow: Sendable {
             return try issueCode(pending, session: session, held: false)
         }
         // prompt=consent always asks (OpenID Connect Core §3.1.2.1).
-        if pending.record.redirect.kind == .link, !pending.record.promptConsent,
+        if pending.record.redirect.kind == .link, pending.record.webClientID == nil, !pending.record.promptConsent,
             try store.hasConsent(userID: session.userID, environmentID: pending.environment.id)
         {
             return try issueCode(pending, session: session, held: true)
@@ -190,9 +193,12 @@ struct SignInFlow: Sendable {
         guard let user = try store.user(id: session.userID) else {
             return Wire.seeOther("/v1/auth/zevid/signin?request=\(pending.record.id)")
         }
-        let appName = DeviceNaming.appName(
-            project: pending.environment.projectName, request: request,
-            verifiedPlatforms: try store.verifiedPlatforms(environmentID: pending.environment.id))
+        // A web client is named by its registered name (docs/protocol.md, "Web clients: consent").
+        let appName =
+            try pending.record.webClientID.flatMap { try context.tenancy.webClients.webClient(clientID: $0)?.client.name }
+            ?? DeviceNaming.appName(
+                project: pending.environment.projectName, request: request,
+                verifiedPlatforms: try store.verifiedPlatforms(environmentID: pending.environment.id))
         return Pages.consent(requestID: pending.record.id, csrf: pending.csrf, appName: appName, email: user.email)
     }
 

@@ -177,6 +177,10 @@ struct StandardOAuthHandlers: Sendable {
             }
             return try answer()
         }
+        // A web client (`zc_…`) authenticates and is answered apart (docs/protocol.md, "Web clients").
+        if let answer = try WebClientTokenHandler(context: context).answer(request, limiter: limiter, address: address, bucket: bucket) {
+            return answer
+        }
         let unknownClient = GrantResult.failed(OAuthError(.invalidClient, "Send the environment's publishable key as client_id."))
             .response(on: .standard(.token))
         let form: [String: String]

@@ -220,8 +220,8 @@ struct WebClientAdminHandlers: Sendable {
         }
     }
 
-    /// `DELETE /v1/admin/clients/{id}` → 204; 404 for an unknown id. Its secrets and remembered consents go
-    /// with it; sessions it made end at their own time.
+    /// `DELETE /v1/admin/clients/{id}` → 204; 404 for an unknown id. Its secrets, sign-ins in flight,
+    /// codes and sessions go with it (sql/026).
     func delete(_ request: HTTPRequest, id: String) throws -> HTTPResponse {
         let (environment, caller): (EnvironmentRecord, AdminCaller)
         switch try admin.requireEnvironment(request, action: "client.delete", target: id) {

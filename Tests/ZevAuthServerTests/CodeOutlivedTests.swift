@@ -179,8 +179,8 @@ import ZevAuthTesting
             [
                 signed.fixture.developmentKey, Crypto.hexSHA256(signed.code), Self.redirect, signed.pkce.challenge,
                 SQLTime.parameter(now), UUID().uuidString, Crypto.hexSHA256(access), Crypto.hexSHA256(refresh), nil, nil, nil, nil,
-                // No DPoP proof (sql/027).
-                nil, nil, nil, "false",
+                // No DPoP proof (sql/027), no web client (sql/026).
+                nil, nil, nil, "false", nil,
             ]
         ).rows[0]
         #expect(try row.bool("won"))

@@ -43,8 +43,8 @@ import ZevAuthTesting
             [
                 won.publishableKey, won.codeHash, won.requestedRedirectURI, won.verifierChallenge, String(now.timeIntervalSince1970),
                 won.attemptID, won.accessTokenHash, won.refreshTokenHash, nil, nil, nil, nil,
-                // No DPoP proof (sql/027).
-                nil, nil, nil, "false",
+                // No DPoP proof (sql/027), no web client (sql/026).
+                nil, nil, nil, "false", nil,
             ]
         ).rows[0]
         #expect(try row.bool("won"))

@@ -68,8 +68,8 @@ import ZevAuthTesting
                 won.publishableKey, won.refreshTokenHash, String(now.timeIntervalSince1970), won.newAccessTokenHash,
                 won.newRefreshTokenHash,
                 nil, nil, nil, nil,
-                // No DPoP proof (sql/027).
-                nil, nil, nil, "false",
+                // No DPoP proof (sql/027), no web client (sql/026).
+                nil, nil, nil, "false", nil,
             ]
         ).rows[0]
         #expect(row["session_id"] == sessionID)

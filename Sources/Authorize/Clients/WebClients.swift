@@ -320,7 +320,7 @@ public struct NewWebClientSecret: Sendable, Equatable {
 
 /// What the web clients' registry needs from storage (sql/026_web_clients.sql). Every change writes its
 /// `audit` row in the same transaction.
-public protocol WebClientStore: Sendable {
+public protocol WebClientStore: ClientAuthenticationStore {
     /// Up to `limit` clients of the environment in creation order, after the client `after`, with their secrets.
     /// - Throws: `StoreUnavailable`.
     func webClients(environmentID: String, after: String?, limit: Int) throws -> [ListedWebClient]

@@ -20,6 +20,9 @@ public struct ExchangeAttempt: Sendable, Equatable {
     public let failureGate: FailureGate?
     /// The request's verified DPoP proof, when it carried one (docs/dpop.md, "Binding").
     public var proof: DPoPProofUse? = nil
+    /// The authenticated web client (`zc_…`); nil for a native app. A code is consumed only by the
+    /// client it was issued to (sql/026).
+    public var webClientID: String?
 
     public init(
         publishableKey: String, codeHash: String, requestedRedirectURI: String?, verifierChallenge: String?,
@@ -176,19 +179,25 @@ public struct Exchange: Sendable {
     /// - Throws: `StoreUnavailable`; the CSPRNG's failure.
     ///   - observe: called with the statement's facts before the decision (the server counts outcomes from them).
     ///   - proof: the request's verified DPoP proof, when it carried one.
+    ///   - webClientID: the authenticated web client (`zc_…`), or nil for a native app.
     public func callAsFunction(
         publishableKey: String, code: String, redirectURI: String?, codeVerifier: String?, gate: FailureGate?, now: Date,
-        proof: DPoPProofUse? = nil, observe: (ExchangeFacts) -> Void = { _ in }
+        proof: DPoPProofUse? = nil, webClientID: String? = nil, observe: (ExchangeFacts) -> Void = { _ in }
     ) throws -> GrantOutcome {
         let accessToken = try secrets.mintToken(prefix: "zat_")
         let refreshToken = try secrets.mintToken(prefix: "zrt_")
+        // A web client that sends no verifier matches only a code issued without PKCE (`CodeChallenge.waived`,
+        // docs/protocol.md "Web clients"); a verifier sent for such a code matches nothing.
+        let verifierChallenge =
+            webClientID != nil && codeVerifier == nil
+            ? CodeChallenge.waived.value : Self.challenge(of: codeVerifier, sha256: { [secrets] in secrets.sha256($0) })
         var attempt = ExchangeAttempt(
             publishableKey: publishableKey, codeHash: secrets.digest(code),
-            requestedRedirectURI: redirectURI.flatMap { $0.isEmpty ? nil : $0 },
-            verifierChallenge: Self.challenge(of: codeVerifier, sha256: { [secrets] in secrets.sha256($0) }),
+            requestedRedirectURI: redirectURI.flatMap { $0.isEmpty ? nil : $0 }, verifierChallenge: verifierChallenge,
             attemptID: secrets.newID(), accessTokenHash: secrets.digest(accessToken),
             refreshTokenHash: secrets.digest(refreshToken), now: now, failureGate: gate)
         attempt.proof = proof
+        attempt.webClientID = webClientID
         // In doubt (the statement was sent, no answer came), the same attempt, with the same tokens, looks
         // its session up or runs again: a second run finds the code consumed by this attempt id, so it is
         // never taken for a replay (docs/decisions.md, "In-doubt writes are settled by the request that

@@ -21,6 +21,8 @@ public struct AuthorizationRequestRecord: Sendable, Equatable {
     /// `prompt=consent`: show the consent page even when consent is remembered (OpenID Connect Core
     /// §3.1.2.1; sql/014).
     public var promptConsent = false
+    /// The web client the sign-in is for (sql/026); nil for the environment's native apps.
+    public var webClientID: String?
 
     /// A stored pending sign-in.
     public init(

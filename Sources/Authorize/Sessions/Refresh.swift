@@ -11,6 +11,9 @@ public struct RefreshAttempt: Sendable, Equatable {
     public let failureGate: FailureGate?
     /// The request's verified DPoP proof, when it carried one (docs/dpop.md, "Binding").
     public var proof: DPoPProofUse? = nil
+    /// The authenticated web client (`zc_…`); nil for a native app. A session is refreshed only by the
+    /// client it was issued to (sql/026).
+    public var webClientID: String?
 
     public init(
         publishableKey: String, refreshTokenHash: String, newAccessTokenHash: String, newRefreshTokenHash: String, now: Date,
@@ -115,9 +118,11 @@ public struct Refresh: Sendable {
     ///   - now: the request's time.
     /// - Throws: `StoreUnavailable`; the CSPRNG's failure.
     /// `observe` is called with the statement's outcome before the decision (the server counts outcomes).
-    /// `proof` is the request's verified DPoP proof, when it carried one.
+    /// `proof` is the request's verified DPoP proof, when it carried one; `webClientID` the authenticated web
+    /// client (`zc_…`), or nil for a native app.
     public func callAsFunction(
         publishableKey: String, refreshToken: String, gate: FailureGate?, now: Date, proof: DPoPProofUse? = nil,
+        webClientID: String? = nil,
         observe: (RefreshOutcome) -> Void = { _ in }
     ) throws -> GrantOutcome {
         let accessToken = try secrets.mintToken(prefix: "zat_")
@@ -127,6 +132,7 @@ public struct Refresh: Sendable {
             newAccessTokenHash: secrets.digest(accessToken), newRefreshTokenHash: secrets.digest(newRefreshToken), now: now,
             failureGate: gate)
         attempt.proof = proof
+        attempt.webClientID = webClientID
         // In doubt, the same attempt looks its new pair up or runs again: when its rotation did not land,
         // the presented token is still the current generation, so a second run is not reuse.
         return try Settle.run(
