@@ -62,3 +62,16 @@ ALTER TABLE sessions ADD COLUMN web_client_id text REFERENCES web_clients (clien
 CREATE INDEX authorization_requests_web_client ON authorization_requests (web_client_id) WHERE web_client_id IS NOT NULL;
 CREATE INDEX authorization_codes_web_client ON authorization_codes (web_client_id) WHERE web_client_id IS NOT NULL;
 CREATE INDEX sessions_web_client ON sessions (web_client_id) WHERE web_client_id IS NOT NULL;
+
+-- A web client's consent is remembered per account and scope set (docs/protocol.md, "Web clients:
+-- consent"): `scope` is the granted scope as the token response spells it (space-separated, in the order of
+-- `scopes_supported`; empty for a sign-in without `openid`). A later request is covered when its scopes are
+-- a subset of one remembered set. Native apps keep the environment-wide `consents` of verified links.
+CREATE TABLE web_client_consents (
+    user_id     uuid NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+    client_id   text NOT NULL REFERENCES web_clients (client_id) ON DELETE CASCADE,
+    scope       text NOT NULL,
+    granted_at  timestamptz NOT NULL,
+    PRIMARY KEY (user_id, client_id, scope)
+);
+CREATE INDEX web_client_consents_client ON web_client_consents (client_id);

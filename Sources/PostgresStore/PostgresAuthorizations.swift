@@ -246,6 +246,11 @@ extension PostgresAuthorizations: ConsentStore {
                     INSERT INTO consents (user_id, environment_id, granted_at)
                     SELECT user_id, environment_id, to_timestamp($4::float8) FROM request WHERE $6::boolean AND web_client_id IS NULL
                     ON CONFLICT (user_id, environment_id) DO NOTHING
+                ), web_consent AS (
+                    -- A web client's consent is remembered per account and scope set (sql/026).
+                    INSERT INTO web_client_consents (user_id, client_id, scope, granted_at)
+                    SELECT user_id, web_client_id, scope, to_timestamp($4::float8) FROM request WHERE web_client_id IS NOT NULL
+                    ON CONFLICT (user_id, client_id, scope) DO NOTHING
                 )
                 INSERT INTO authorization_codes (code_hash, environment_id, user_id, browser_session_id, redirect_uri,
                     code_challenge, auth_time, issued_at, expires_at, scope, nonce, amr, dpop_jkt, web_client_id)

@@ -76,7 +76,7 @@ public final class PostgresStore: Sendable {
                 SELECT id, environment_id, redirect_uri, redirect_kind, redirect_scheme, redirect_host, redirect_port,
                        redirect_path_and_query, state, code_challenge, prompt_login, login_hint,
                        browser_binding_hash, browser_session_id, expires_at, completed_at, standard_endpoint,
-                       prompt_consent, web_client_id
+                       prompt_consent, web_client_id, scope
                 FROM authorization_requests WHERE id = $1
                 """, [id]
             ).first
@@ -98,6 +98,7 @@ public final class PostgresStore: Sendable {
             standardEndpoint: try row.bool("standard_endpoint"))
         record.promptConsent = try row.bool("prompt_consent")
         record.webClientID = row["web_client_id"]
+        record.scope = GrantedScope(requested: row["scope"])
         return record
     }
 

@@ -243,6 +243,18 @@ public struct PostgresWebClients: WebClientStore {
     }
 }
 
+extension PostgresWebClients {
+    /// The scope sets `userID` consented to for `clientID` (sql/026 `web_client_consents`).
+    /// - Throws: `StoreUnavailable`.
+    public func webClientConsents(userID: String, clientID: String) throws -> [String] {
+        guard UUID(uuidString: userID) != nil else { return [] }
+        return try PostgresEdge.run {
+            try pool.query("SELECT scope FROM web_client_consents WHERE user_id = $1::uuid AND client_id = $2", [userID, clientID])
+                .rows.map { try $0.string("scope") }
+        }
+    }
+}
+
 extension PostgresWebClients: ClientAuthenticationStore {
     /// The client with its environment's publishable key and its live secrets' digests, in one statement.
     /// - Throws: `StoreUnavailable`.

@@ -27,15 +27,21 @@ extension SignInFlow {
         }
         let hint = validated.options.idTokenHint.flatMap { context.roundTrip.idTokenHints.read($0) }
         let remembered =
-            try session.map {
-                validated.redirect.kind == .link && validated.webClientID == nil
-                    ? try store.hasConsent(userID: $0.userID, environmentID: validated.environmentID) : false
+            try session.map { session -> Bool in
+                if let clientID = validated.webClientID {
+                    return WebClientConsent.covers(
+                        remembered: try context.tenancy.webClients.webClientConsents(userID: session.userID, clientID: clientID),
+                        requested: validated.scope)
+                }
+                return validated.redirect.kind == .link
+                    ? try store.hasConsent(userID: session.userID, environmentID: validated.environmentID) : false
             }
             ?? false
         let consent = Consent(store: context.roundTrip.consent, secrets: context.secrets)
         var error: OAuthError
         switch NoInteraction.decide(
-            browserAccount: session?.userID, hint: hint, redirectKind: validated.redirect.kind, consentRemembered: remembered)
+            browserAccount: session?.userID, hint: hint, redirectKind: validated.redirect.kind, consentRemembered: remembered,
+            webClient: validated.webClientID != nil)
         {
         case .issueCode:
             if let session,

@@ -184,6 +184,15 @@ struct SignInFlow: Sendable {
         if pending.environment.publishableKey == ConsoleClient.clientID {
             return try issueCode(pending, session: session, held: false)
         }
+        // A web client's remembered consent for a scope set holding this one skips the page; its redirect
+        // URI is a server's page, so the code goes by a direct 303 (docs/protocol.md, "Web clients: consent").
+        if let clientID = pending.record.webClientID, !pending.record.promptConsent,
+            WebClientConsent.covers(
+                remembered: try context.tenancy.webClients.webClientConsents(userID: session.userID, clientID: clientID),
+                requested: pending.record.scope)
+        {
+            return try issueCode(pending, session: session, held: false)
+        }
         // prompt=consent always asks (OpenID Connect Core §3.1.2.1).
         if pending.record.redirect.kind == .link, pending.record.webClientID == nil, !pending.record.promptConsent,
             try store.hasConsent(userID: session.userID, environmentID: pending.environment.id)

@@ -319,3 +319,84 @@ import ZevAuthTesting
         #expect(try Self.json(native)["error"] as? String == "invalid_grant")
     }
 }
+
+/// A web client's consent over HTTP (docs/protocol.md, "Web clients: consent"): named by the client,
+/// remembered per account and scope set, answering `prompt=none` silently; native apps keep asking.
+@Suite struct WebClientConsentFlowTests {
+    typealias T = WebClientTokenTests
+
+    static func start(_ browser: TestBrowser, clientID: String, redirect: String = T.redirect, _ extra: [(String, String)]) throws
+        -> TestResponse
+    {
+        try browser.get(
+            startTarget(
+                [
+                    ("response_type", "code"), ("client_id", clientID), ("redirect_uri", redirect), ("state", "st"),
+                    ("code_challenge", PKCEPair().challenge), ("code_challenge_method", "S256"),
+                ] + extra, path: "/oauth2/authorize"))
+    }
+
+    @Test func consentIsRememberedPerScopeSetAndAnswersPromptNone() throws {
+        let server = try TestServer()
+        let fixture = try Fixture.make(store: server.store)
+        let client = try T.register(server, fixture, method: "client_secret_post")
+        let browser = server.browser()
+
+        // Not signed in: prompt=none is login_required.
+        let anonymous = try Self.start(browser, clientID: client.id, [("scope", "openid"), ("prompt", "none")])
+        #expect(anonymous.status == 303)
+        #expect(queryItems(of: anonymous.header("location") ?? "")["error"] == "login_required")
+
+        // The first sign-in asks, naming the client (checked in `signIn`), and remembers "openid profile email".
+        let first = try T.signIn(
+            server, fixture, clientID: client.id, pkce: PKCEPair(), extra: [("scope", "openid profile email")], browser: browser)
+        #expect(first["code"] != nil)
+
+        // The same or a narrower scope set: no page, a direct 303 with the code.
+        for scope in ["openid profile email", "openid email"] {
+            let again = try Self.start(browser, clientID: client.id, [("scope", scope)])
+            #expect(again.status == 303)
+            let consent = try browser.get(try #require(again.header("location")))
+            #expect(consent.status == 303, "\(scope)")
+            #expect(queryItems(of: consent.header("location") ?? "")["code"] != nil, "\(scope)")
+            #expect(consent.header("location")?.hasPrefix(T.redirect) == true)
+            // prompt=none answers with a code at once.
+            let silent = try Self.start(browser, clientID: client.id, [("scope", scope), ("prompt", "none")])
+            #expect(silent.status == 303)
+            #expect(queryItems(of: silent.header("location") ?? "")["code"] != nil, "\(scope)")
+        }
+
+        // A wider set asks again (prompt=none: consent_required), and prompt=consent always asks.
+        let wider = try Self.start(browser, clientID: client.id, [("scope", "openid profile email offline_access"), ("prompt", "none")])
+        #expect(queryItems(of: wider.header("location") ?? "")["error"] == "consent_required")
+        let asked = try Self.start(browser, clientID: client.id, [("scope", "openid email"), ("prompt", "consent")])
+        let page = try browser.get(try #require(asked.header("location")))
+        #expect(page.status == 200)
+        #expect(page.text.contains("Continue to Acme site?"))
+
+        // Another web client of the environment has no consent yet.
+        let other = try T.register(server, fixture, method: "client_secret_post")
+        let otherSilent = try Self.start(browser, clientID: other.id, [("scope", "openid"), ("prompt", "none")])
+        #expect(queryItems(of: otherSilent.header("location") ?? "")["error"] == "consent_required")
+        // Every issued code's scope set is remembered; the refused wider one is not.
+        let remembered = try TestDatabase.pool.query(
+            "SELECT scope FROM web_client_consents WHERE client_id = $1 ORDER BY scope", [client.id]
+        ).rows.map { try $0.string("scope") }
+        #expect(remembered == ["openid email", "openid profile email"])
+    }
+
+    @Test func aNativeLoopbackSignInInTheSameEnvironmentStillAsks() throws {
+        let server = try TestServer()
+        let fixture = try Fixture.make(store: server.store)
+        let client = try T.register(server, fixture, method: "client_secret_post")
+        let browser = server.browser()
+        _ = try T.signIn(server, fixture, clientID: client.id, pkce: PKCEPair(), extra: [("scope", "openid")], browser: browser)
+        let native = try Self.start(browser, clientID: fixture.developmentKey, redirect: "http://127.0.0.1/cb", [("scope", "openid")])
+        let page = try browser.get(try #require(native.header("location")))
+        #expect(page.status == 200)
+        #expect(page.text.contains("decision"))
+        let silent = try Self.start(
+            browser, clientID: fixture.developmentKey, redirect: "http://127.0.0.1/cb", [("scope", "openid"), ("prompt", "none")])
+        #expect(queryItems(of: silent.header("location") ?? "")["error"] == "consent_required")
+    }
+}

@@ -348,6 +348,19 @@ public protocol WebClientStore: ClientAuthenticationStore {
     /// - Throws: `WebClientRefusal.noClient`, `.noSecret`, `.lastSecret`; `StoreUnavailable`.
     func revokeWebClientSecret(clientID: String, environmentID: String, secretID: String, now: Date, audit: AuditEntry) throws
         -> WebClientSecretRecord
+    /// The scope sets the account consented to for the client (each as `GrantedScope.value`).
+    /// - Throws: `StoreUnavailable`.
+    func webClientConsents(userID: String, clientID: String) throws -> [String]
+}
+
+/// A web client's remembered consent (docs/protocol.md, "Web clients: consent"): per account and scope set.
+public enum WebClientConsent {
+    /// Whether one of the `remembered` scope sets (each space-separated) holds every scope of `requested`:
+    /// a consent to `openid profile email` covers a later `openid email`, not the reverse.
+    public static func covers(remembered: [String], requested: GrantedScope) -> Bool {
+        let wanted = Set(requested.value.split(separator: " "))
+        return remembered.contains { wanted.isSubset(of: Set($0.split(separator: " "))) }
+    }
 }
 
 /// The web clients' registry of an environment: mint client ids and secrets, check fields, list, change

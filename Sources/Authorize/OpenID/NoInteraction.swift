@@ -17,12 +17,15 @@ public enum NoInteraction {
     ///     session maximum age, or `prompt=login`/`max_age=0` asked for the password.
     ///   - hint: the `id_token_hint` as the reader verified it, nil when absent or not valid (ignored).
     ///   - redirectKind: the trusted redirect URI's kind.
-    ///   - consentRemembered: the account has consented to this environment before.
+    ///   - consentRemembered: the account has consented to this environment before (for a web client: to
+    ///     this client and a scope set holding the requested one).
+    ///   - webClient: the client is a web client, whose redirect URI is a server's page whatever its kind,
+    ///     so remembered consent counts for a development loopback one too.
     /// - Returns: `login_required` without a usable browser session or when the hint names another account;
-    ///   `consent_required` for a custom scheme or loopback (they always ask for the click, RFC 8252 §8.6)
-    ///   or a link without remembered consent; else the code.
+    ///   `consent_required` for a native app's custom scheme or loopback (they always ask for the click, RFC
+    ///   8252 §8.6) or without remembered consent; else the code.
     public static func decide(
-        browserAccount: String?, hint: IDTokenHint?, redirectKind: RedirectKind, consentRemembered: Bool
+        browserAccount: String?, hint: IDTokenHint?, redirectKind: RedirectKind, consentRemembered: Bool, webClient: Bool = false
     ) -> Answer {
         guard let browserAccount else {
             return .refuse(OAuthError(.loginRequired, "The person must sign in."))
@@ -30,7 +33,7 @@ public enum NoInteraction {
         if let hint, !hint.subject.utf8.elementsEqual(browserAccount.utf8) {
             return .refuse(OAuthError(.loginRequired, "The browser is signed in to another account than the hint names."))
         }
-        guard redirectKind == .link, consentRemembered else {
+        guard redirectKind == .link || webClient, consentRemembered else {
             return .refuse(OAuthError(.consentRequired, "The person must allow this app to sign them in."))
         }
         return .issueCode

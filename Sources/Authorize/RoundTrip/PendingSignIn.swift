@@ -23,6 +23,8 @@ public struct AuthorizationRequestRecord: Sendable, Equatable {
     public var promptConsent = false
     /// The web client the sign-in is for (sql/026); nil for the environment's native apps.
     public var webClientID: String?
+    /// The scope the start granted (its remembered consent is per scope set for a web client).
+    public var scope: GrantedScope = .none
 
     /// A stored pending sign-in.
     public init(
