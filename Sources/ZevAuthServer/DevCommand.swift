@@ -15,6 +15,16 @@ public enum DevCommand {
     struct DevFile: Codable {
         struct Keys: Codable { var publishableKey: String; var secretKey: String }
         struct User: Codable { var email: String; var password: String }
+        /// A seeded web client (docs/protocol.md, "Web clients"): its secret, or for `private_key_jwt` its
+        /// private key (PEM, PKCS#8, P-256) and the key's `kid` in the registered JWKS.
+        struct WebClient: Codable {
+            var clientId: String
+            var tokenEndpointAuthMethod: String
+            var redirectUris: [String]
+            var clientSecret: String?
+            var privateKeyPem: String?
+            var keyId: String?
+        }
         var issuer: String
         var operatorToken: String
         /// The demo project's id (absent in files written by earlier releases; filled in from the store).
@@ -23,7 +33,13 @@ public enum DevCommand {
         var production: Keys
         var user: User
         var callbacks: [String]
+        /// One development web client per authentication method (absent in files of earlier releases;
+        /// seeded on the next start).
+        var webClients: [WebClient]?
     }
+
+    /// The redirect URI of the seeded web clients (loopback: development only, matched with its port).
+    static let webClientRedirect = "http://127.0.0.1:54321/web/callback"
 
     static let loopbackCallback = "http://127.0.0.1/callback"
     static let customSchemeCallback = "com.example.zevauth.demo:/callback"
@@ -128,6 +144,7 @@ public enum DevCommand {
             environment = try seed.flatMap { try store.environment(publishableKey: $0.development.publishableKey) }
         }
         guard var seed, let environment else { throw ServerFailure.inconsistent("no demo seed") }
+        if seed.webClients == nil { seed.webClients = try seedWebClients(store: store, environmentID: environment.id) }
         seed.issuer = configuration.issuer
         seed.projectId = environment.projectID
         if !configuration.operatorToken.isEmpty { seed.operatorToken = configuration.operatorToken }
@@ -186,6 +203,48 @@ public enum DevCommand {
             user: .init(email: email, password: password), callbacks: [loopbackCallback, customSchemeCallback])
     }
 
+    /// Registers one development web client per authentication method, named for it: `client_secret_basic`
+    /// and `client_secret_post` with their secret, `private_key_jwt` with a fresh P-256 key whose public half
+    /// is the client's JWKS (`kid` `dev-1`).
+    static func seedWebClients(store: PostgresStore, environmentID: String) throws -> [DevFile.WebClient] {
+        let now = Date()
+        let registry = WebClients(store: store.webClients, secrets: OpenSSLSecrets())
+        var seeded: [DevFile.WebClient] = []
+        for method in TokenEndpointAuthMethod.allCases {
+            var fields = WebClientFields()
+            fields.name = "Demo website (\(method.rawValue))"
+            fields.redirectURIs = [webClientRedirect]
+            fields.authMethod = method.rawValue
+            var privateKeyPem: String?
+            if method == .privateKeyJWT {
+                let key = try Crypto.SigningKey.generate(.p256)
+                guard case .p256(let x, let y) = try key.publicParameters() else { throw ServerFailure.inconsistent("demo key") }
+                fields.jwks = .some([
+                    "keys": [
+                        [
+                            "kty": "EC", "crv": "P-256", "x": .string(Base64URL.encode(x)), "y": .string(Base64URL.encode(y)),
+                            "kid": "dev-1",
+                            "use": "sig", "alg": "ES256",
+                        ]
+                    ]
+                ])
+                let base64 = Data(try key.pkcs8()).base64EncodedString(options: [.lineLength64Characters, .endLineWithLineFeed])
+                privateKeyPem = "-----BEGIN PRIVATE KEY-----\n\(base64)\n-----END PRIVATE KEY-----\n"
+            }
+            guard case .success(let columns) = WebClientColumns.parse(fields, over: nil, kind: .development) else {
+                throw ServerFailure.inconsistent("demo web client")
+            }
+            let created = try registry.create(environmentID: environmentID, columns, now: now) {
+                AuditEntry(actor: .system, action: "client.create", target: $0, environmentID: environmentID, clientAddress: nil, at: now)
+            }
+            seeded.append(
+                DevFile.WebClient(
+                    clientId: created.client.client.clientID, tokenEndpointAuthMethod: method.rawValue, redirectUris: [webClientRedirect],
+                    clientSecret: created.secret, privateKeyPem: privateKeyPem, keyId: privateKeyPem == nil ? nil : "dev-1"))
+        }
+        return seeded
+    }
+
     static func printBanner(_ seed: DevFile, devFile: String) {
         print(banner(seed, devFile: devFile))
         fflush(nil)
@@ -217,6 +276,7 @@ public enum DevCommand {
               operator token               \(seed.operatorToken)
               demo account                 \(seed.user.email) / \(seed.user.password)
               callbacks (development)      \(seed.callbacks.joined(separator: ", "))
+              web clients (development)    \((seed.webClients ?? []).map { "\($0.clientId) (\($0.tokenEndpointAuthMethod))" }.joined(separator: ", "))
 
             Open this sign-in link in a browser (a fresh code verifier was made for it; the link and its
             verifier are printed only here, not written to dev.json):

@@ -207,7 +207,7 @@ import Testing
         switch label {
         case "wrong aud": claims(aud: "https://elsewhere.example/token")
         case "expired": claims(exp: -1)
-        case "too far ahead": claims(exp: 301)
+        case "too far ahead": claims(exp: 3661)
         case "iss not the client": claims().merging(["iss": "zc_other"]) { $1 }
         case "no jti": claims().filter { $0.key != "jti" }
         case "no exp": claims().filter { $0.key != "exp" }

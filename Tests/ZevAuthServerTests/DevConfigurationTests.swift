@@ -246,7 +246,20 @@ import ZevAuthTesting
         let environment = try #require(try store.environment(publishableKey: seed.development.publishableKey))
         #expect(written["projectId"] as? String == environment.projectID)
         #expect(written["issuer"] as? String == "http://127.0.0.1:9124")
-        #expect(Set(written.keys) == ["issuer", "operatorToken", "projectId", "development", "production", "user", "callbacks"])
+        #expect(
+            Set(written.keys) == ["issuer", "operatorToken", "projectId", "development", "production", "user", "callbacks", "webClients"])
+        // One development web client per authentication method, each with what its client needs.
+        let webClients = try #require(written["webClients"] as? [[String: Any]])
+        #expect(
+            webClients.compactMap { $0["tokenEndpointAuthMethod"] as? String } == [
+                "client_secret_basic", "client_secret_post", "private_key_jwt",
+            ])
+        #expect(webClients.filter { $0["clientSecret"] is String }.count == 2)
+        #expect((webClients.last?["privateKeyPem"] as? String)?.hasPrefix("-----BEGIN PRIVATE KEY-----") == true)
+        for client in seed.webClients ?? [] {
+            SuiteCapture.secret(client.clientSecret)
+            #expect(try store.webClients.webClient(clientID: client.clientId)?.client.environmentID == environment.id)
+        }
 
         // A file of an earlier release (no projectId) is completed, not seeded again.
         var old = written
@@ -257,5 +270,6 @@ import ZevAuthTesting
         #expect(again.development.publishableKey == seed.development.publishableKey)
         let rewritten = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: devFile)) as? [String: Any])
         #expect(rewritten["projectId"] as? String == environment.projectID)
+        #expect(again.webClients?.map(\.clientId) == seed.webClients?.map(\.clientId))
     }
 }

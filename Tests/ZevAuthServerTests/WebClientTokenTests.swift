@@ -246,7 +246,7 @@ import ZevAuthTesting
         #expect((try Self.json(replayed)["error_description"] as? String)?.contains("single use") == true)
         #expect(try attempt(try Self.assertion(key, clientID: client.id, aud: "https://elsewhere.example/token")).status == 401)
         #expect(try attempt(try Self.assertion(key, clientID: client.id, aud: endpoint, exp: -5)).status == 401)
-        #expect(try attempt(try Self.assertion(key, clientID: client.id, aud: endpoint, exp: 3600)).status == 401)
+        #expect(try attempt(try Self.assertion(key, clientID: client.id, aud: endpoint, exp: 7200)).status == 401)
         let (otherKey, _) = try Self.keyPair()
         #expect(try attempt(try Self.assertion(otherKey, clientID: client.id, aud: endpoint)).status == 401)
         #expect(try attempt(try Self.assertion(key, clientID: client.id, aud: endpoint, kid: "unknown")).status == 401)

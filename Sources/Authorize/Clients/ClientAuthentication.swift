@@ -88,9 +88,10 @@ public struct ClientAuthenticationFailure: Error, Sendable, Equatable {
 public struct ClientAuthentication: Sendable {
     /// `client_assertion_type` of a JWT assertion (RFC 7523 §2.2).
     public static let jwtBearerType = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
-    /// The longest an assertion may live ahead of the server's clock, in seconds (its `exp` at most this
-    /// far in the future), so the `jti`s kept for replay stay few.
-    public static let maximumAssertionLifetime: TimeInterval = 300
+    /// The furthest an assertion's `exp` may be ahead of the server's clock, in seconds: one hour, the
+    /// lifetime client libraries sign by default (authlib's `private_key_jwt`), plus `clockSkew`; it bounds
+    /// how long a `jti` is kept for replay (docs/decisions.md, "A client assertion may live an hour").
+    public static let maximumAssertionLifetime: TimeInterval = 3600 + clockSkew
     /// Clock skew allowed for `nbf` and `iat`, in seconds.
     public static let clockSkew: TimeInterval = 60
 
@@ -228,7 +229,7 @@ public struct ClientAuthentication: Sendable {
         let expiresAt = Date(timeIntervalSince1970: Double(exp))
         guard expiresAt > now else { return fail("The client assertion has expired.") }
         guard expiresAt.timeIntervalSince(now) <= maximumAssertionLifetime else {
-            return fail("The client assertion's exp is more than 5 minutes ahead.")
+            return fail("The client assertion's exp is more than an hour ahead.")
         }
         for name in ["nbf", "iat"] {
             guard let value = claims[name] else { continue }
