@@ -285,7 +285,7 @@ struct WebClientAdminHandlers: Sendable {
 }
 
 extension Routes {
-    /// The web clients' admin calls.
+    /// The web clients' admin calls, and the authorization endpoint's POST form.
     mutating func registerWebClients() {
         let handlers = WebClientAdminHandlers(context: context)
         add("GET", "/v1/admin/clients") { request, _ in try handlers.list(request) }
@@ -297,5 +297,7 @@ extension Routes {
         add("DELETE", "/v1/admin/clients/{id}/secrets/{secretId}") { request, p in
             try handlers.revokeSecret(request, id: p["id"] ?? "", secretID: p["secretId"] ?? "")
         }
+        let authorizePost = AuthorizePost(context: context)
+        add("POST", "/oauth2/authorize") { request, _ in try authorizePost.start(request) }
     }
 }

@@ -181,3 +181,26 @@ struct WebClientKeySets: ClientAssertionVerifier {
         return false
     }
 }
+
+/// `POST /oauth2/authorize` (OpenID Connect Core §3.1.2.1: the authorization endpoint supports GET and
+/// POST, a POST carrying the parameters with form serialization): the form body is read exactly as a GET's
+/// query and the start runs unchanged, every check in the same order (docs/protocol.md, "Web clients"). A
+/// query string beside the body is ignored. A body that is not `application/x-www-form-urlencoded` is the
+/// shown 400 `invalid_request` (no client is trusted yet, so nothing is redirected).
+struct AuthorizePost: Sendable {
+    let context: ServerContext
+
+    func start(_ request: HTTPRequest) throws -> HTTPResponse {
+        if let problem = StandardOAuthHandlers.contentTypeProblem(request) {
+            let surface = ErrorSurface.standard(.authorize)
+            if Wire.wantsJSON(request) { return Wire.error(problem) }
+            return Pages.error(
+                status: 400, code: problem.code, wireCode: problem.wireError(on: surface), description: problem.wireDescription(on: surface)
+            )
+        }
+        var asQuery = request
+        asQuery.rawQuery = String(decoding: request.body, as: UTF8.self)
+        asQuery.body = []
+        return try SignInFlow(context: context).start(asQuery, standardEndpoint: true)
+    }
+}

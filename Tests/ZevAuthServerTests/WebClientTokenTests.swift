@@ -400,3 +400,48 @@ import ZevAuthTesting
         #expect(queryItems(of: silent.header("location") ?? "")["error"] == "consent_required")
     }
 }
+
+/// `POST /oauth2/authorize` (OpenID Connect Core §3.1.2.1): the form body is the GET's query.
+@Suite struct AuthorizePostTests {
+    typealias T = WebClientTokenTests
+
+    @Test func aFormPostStartsTheSameSignInAsAGet() throws {
+        let server = try TestServer()
+        let fixture = try Fixture.make(store: server.store)
+        let client = try T.register(server, fixture, method: "client_secret_post")
+        let browser = server.browser()
+        let pkce = PKCEPair()
+        let started = try browser.postForm(
+            "/oauth2/authorize",
+            [
+                ("response_type", "code"), ("client_id", client.id), ("redirect_uri", T.redirect), ("state", "posted"),
+                ("code_challenge", pkce.challenge), ("code_challenge_method", "S256"), ("scope", "openid"), ("nonce", "n"),
+            ])
+        #expect(started.status == 303)
+        #expect(started.header("location")?.hasPrefix("/v1/auth/zevid/signin?request=") == true)
+        // The checks run as for GET: a bad redirect URI is shown, an unsupported response_type redirected.
+        let shown = try browser.postForm(
+            "/oauth2/authorize",
+            [("response_type", "code"), ("client_id", client.id), ("redirect_uri", "https://evil.example/cb"), ("state", "s")])
+        #expect(shown.status == 400)
+        let redirected = try browser.postForm(
+            "/oauth2/authorize", [("response_type", "token"), ("client_id", client.id), ("redirect_uri", T.redirect), ("state", "s")])
+        #expect(redirected.status == 303)
+        #expect(queryItems(of: redirected.header("location") ?? "")["error"] == "unsupported_response_type")
+        // Native apps may post too.
+        let native = try browser.postForm(
+            "/oauth2/authorize",
+            [
+                ("response_type", "code"), ("client_id", fixture.developmentKey), ("redirect_uri", "http://127.0.0.1:4000/cb"),
+                ("state", "s"),
+                ("code_challenge", pkce.challenge), ("code_challenge_method", "S256"),
+            ])
+        #expect(native.status == 303)
+        #expect(native.header("location")?.hasPrefix("/v1/auth/zevid/signin?request=") == true)
+        // Not a form: shown, never redirected.
+        let json = try server.client.send(
+            "POST", "/oauth2/authorize", headers: [("Content-Type", "application/json")], body: Array("{\"client_id\":\"x\"}".utf8))
+        #expect(json.status == 400)
+        #expect(json.header("location") == nil)
+    }
+}
