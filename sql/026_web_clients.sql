@@ -75,3 +75,7 @@ CREATE TABLE web_client_consents (
     PRIMARY KEY (user_id, client_id, scope)
 );
 CREATE INDEX web_client_consents_client ON web_client_consents (client_id);
+
+-- `response_mode=form_post` (OAuth 2.0 Form Post Response Mode; web clients only): the pending sign-in
+-- remembers it, so the code or the error goes back as an auto-submitting form instead of a redirect.
+ALTER TABLE authorization_requests ADD COLUMN form_post boolean NOT NULL DEFAULT false;

@@ -216,7 +216,8 @@ public enum StartValidator {
     /// 7. `nonce` over 512 scalars or holding a control character → `invalid_request` with
     ///    `error_description` beginning `invalid_nonce` (OpenID Connect Core §3.1.2.1). `scope` is never refused: unknown values are ignored.
     /// 8. the OpenID Connect request options (`RequestOptions.parse`): a bad `prompt`, `max_age` or
-    ///    `response_mode` → `invalid_request` (OpenID Connect Core §3.1.2.1).
+    ///    `response_mode` → `invalid_request` (OpenID Connect Core §3.1.2.1); `form_post` from a client that is
+    ///    not a web client → `invalid_request`.
     ///
     /// An empty value counts as missing.
     /// - Parameters:
@@ -385,6 +386,13 @@ public enum StartValidator {
         switch RequestOptions.parse(parameters, undecodable: undecodable) {
         case .failure(let error): return .redirect(error, to: redirect, state: state)
         case .success(let parsed): options = parsed
+        }
+        // OAuth 2.0 Form Post Response Mode is for web clients (docs/protocol.md, "Web clients"): a native
+        // app's redirect URI opens an app, which cannot receive a POST.
+        if options.formPost && client.webClient == nil {
+            return .redirect(
+                OAuthError(.invalidRequest, "response_mode=form_post is for web clients; native apps use query."), to: redirect,
+                state: state)
         }
         let scope = GrantedScope(requested: undecodable.contains("scope") ? nil : parameters["scope"])
         if challenge == nil && !(scope.openID && nonce != nil) {

@@ -320,11 +320,11 @@ extension PostgresAuthorizations: StartStore {
         INSERT INTO authorization_requests (environment_id, redirect_uri, redirect_kind, state, code_challenge,
             prompt_login, login_hint, browser_binding_hash, browser_session_id, created_at, expires_at, standard_endpoint,
             redirect_scheme, redirect_host, redirect_port, redirect_path_and_query, prompt_consent, scope, nonce, dpop_jkt,
-            web_client_id)
+            web_client_id, form_post)
         SELECT $1::uuid, $2, $3, $4, $5, $6::boolean, $7,
                COALESCE((SELECT binding_hash FROM adopted), (SELECT binding_hash FROM minted)),
                (SELECT id FROM browser), to_timestamp($8::float8), to_timestamp($9::float8), $10::boolean,
-               $16, $17, $18::integer, $19, $21::boolean, $22, $23, $24, $25
+               $16, $17, $18::integer, $19, $21::boolean, $22, $23, $24, $25, $26::boolean
         RETURNING id, browser_session_id IS NOT NULL AS authenticated, NOT EXISTS (SELECT 1 FROM adopted) AS minted
         """
 
@@ -344,6 +344,7 @@ extension PostgresAuthorizations: StartStore {
                     request.redirect.host, request.redirect.port.map(String.init), request.redirect.pathAndQuery,
                     request.options.maxAgeSeconds.map(String.init), request.options.prompts.contains(.consent) ? "true" : "false",
                     request.scope.value, request.nonce?.value, request.dpopThumbprint, request.webClientID,
+                    request.options.formPost ? "true" : "false",
                 ]
             ).rows[0]
         }

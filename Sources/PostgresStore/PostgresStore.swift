@@ -76,7 +76,7 @@ public final class PostgresStore: Sendable {
                 SELECT id, environment_id, redirect_uri, redirect_kind, redirect_scheme, redirect_host, redirect_port,
                        redirect_path_and_query, state, code_challenge, prompt_login, login_hint,
                        browser_binding_hash, browser_session_id, expires_at, completed_at, standard_endpoint,
-                       prompt_consent, web_client_id, scope
+                       prompt_consent, web_client_id, scope, form_post
                 FROM authorization_requests WHERE id = $1
                 """, [id]
             ).first
@@ -99,6 +99,7 @@ public final class PostgresStore: Sendable {
         record.promptConsent = try row.bool("prompt_consent")
         record.webClientID = row["web_client_id"]
         record.scope = GrantedScope(requested: row["scope"])
+        record.formPost = try row.bool("form_post")
         return record
     }
 

@@ -45,7 +45,8 @@ struct ConstantDocuments: Sendable {
             // RFC 9449 §5.1: the algorithms a DPoP proof may use (docs/dpop.md).
             "dpop_signing_alg_values_supported": .array(DPoPAlgorithm.allCases.map { .string($0.rawValue) }),
             "response_types_supported": ["code"],
-            "response_modes_supported": ["query"],
+            // form_post for web clients (docs/protocol.md, "Web clients").
+            "response_modes_supported": ["query", "form_post"],
             "grant_types_supported": ["authorization_code", "refresh_token", .string(TokenExchangeRequest.grantType)],
             "code_challenge_methods_supported": ["S256"],
             // Web clients authenticate (docs/protocol.md, "Web clients"); native apps are public ("none").

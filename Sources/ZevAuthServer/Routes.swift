@@ -77,6 +77,7 @@ struct Routes {
         "GET " + ConsolePages.stylesheetPath,
         "GET " + ConsolePages.scriptPath,
         "GET " + UpstreamPages.appleLogoPath,
+        "GET " + FormPostResponse.scriptPath,
     ]
 
     /// Where the handler of `method` `pattern` runs: the tables above; every other route on the database

@@ -48,9 +48,13 @@ extension SignInFlow {
                 let code = try consent.allow(
                     requestID: recorded.requestID, redirect: validated.redirect, browserSessionID: session.id, now: now)
             {
-                let location = redirectLocation(
-                    base: validated.redirect,
-                    parameters: successRedirectParameters(code: code, state: validated.state, issuer: context.configuration.issuer))
+                let parameters = successRedirectParameters(code: code, state: validated.state, issuer: context.configuration.issuer)
+                if validated.options.formPost {
+                    var page = FormPostResponse.page(to: validated.redirect, parameters: parameters)
+                    for cookie in cookies { page.headers.add("Set-Cookie", cookie) }
+                    return page
+                }
+                let location = redirectLocation(base: validated.redirect, parameters: parameters)
                 return Wire.seeOther(location, cookies: cookies)
             }
             error = NoInteraction.interactionRequired
@@ -59,7 +63,8 @@ extension SignInFlow {
         }
         _ = try consent.deny(requestID: recorded.requestID, now: now)
         var response = redirectError(
-            error, to: validated.redirect, state: validated.state, appName: "the app", heldForGesture: false, surface: surface)
+            error, to: validated.redirect, state: validated.state, appName: "the app", heldForGesture: false, surface: surface,
+            formPost: validated.options.formPost)
         for cookie in cookies { response.headers.add("Set-Cookie", cookie) }
         return response
     }

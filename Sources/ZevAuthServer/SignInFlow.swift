@@ -48,7 +48,8 @@ struct SignInFlow: Sendable {
             let webClient = clientID?.hasPrefix(WebClients.clientIDPrefix) == true
             return redirectError(
                 error, to: to, state: state, appName: appName ?? "the app",
-                heldForGesture: !asksNoInteraction && !console && !webClient, surface: surface)
+                heldForGesture: !asksNoInteraction && !console && !webClient, surface: surface,
+                formPost: webClient && AccountForms.query(request, "response_mode") == "form_post")
         case .refused(.proceed, _, _):
             throw ServerFailure.inconsistent("start refused a request that passed its checks")
         case .recorded(let recorded, let binding, let validated):
@@ -239,7 +240,7 @@ struct SignInFlow: Sendable {
             return redirectError(
                 OAuthError(.accessDenied, "The person declined to sign in."),
                 to: base, state: state, appName: pending.environment.projectName, heldForGesture: false,
-                surface: pending.record.standardEndpoint ? .standard(.authorize) : .zevAuth)
+                surface: pending.record.standardEndpoint ? .standard(.authorize) : .zevAuth, formPost: pending.record.formPost)
         default:
             return Pages.error(status: 400, PersonFacingErrors.noDecision, code: "invalid_request")
         }
@@ -256,8 +257,9 @@ struct SignInFlow: Sendable {
         guard let state = OAuthState(decoded: pending.record.state) else {
             throw ServerFailure.inconsistent("stored state no longer valid")
         }
-        let location = redirectLocation(
-            base: base, parameters: successRedirectParameters(code: code, state: state, issuer: context.configuration.issuer))
+        let parameters = successRedirectParameters(code: code, state: state, issuer: context.configuration.issuer)
+        if pending.record.formPost { return FormPostResponse.page(to: base, parameters: parameters) }
+        let location = redirectLocation(base: base, parameters: parameters)
         if held && base.kind != .loopback {
             return Pages.returnToApp(location: location, appName: pending.environment.projectName, isError: false)
         }
@@ -337,11 +339,14 @@ struct SignInFlow: Sendable {
 
     /// An error after the redirect URI is trusted: 303 to a loopback; for an app (custom scheme or link)
     /// the "Return to the app" page when there was no gesture in the current page.
+    /// With `formPost`, the error goes back as an auto-submitting form (`FormPostResponse`) instead.
     func redirectError(
-        _ error: OAuthError, to base: RedirectURI, state: OAuthState?, appName: String, heldForGesture: Bool, surface: ErrorSurface
+        _ error: OAuthError, to base: RedirectURI, state: OAuthState?, appName: String, heldForGesture: Bool, surface: ErrorSurface,
+        formPost: Bool = false
     ) -> HTTPResponse {
-        let location = redirectLocation(
-            base: base, parameters: errorRedirectParameters(error, state: state, issuer: context.configuration.issuer, surface: surface))
+        let parameters = errorRedirectParameters(error, state: state, issuer: context.configuration.issuer, surface: surface)
+        if formPost { return FormPostResponse.page(to: base, parameters: parameters) }
+        let location = redirectLocation(base: base, parameters: parameters)
         if heldForGesture && base.kind != .loopback {
             return Pages.returnToApp(location: location, appName: appName, isError: true, errorCode: error.code)
         }

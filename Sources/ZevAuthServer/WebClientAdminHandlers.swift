@@ -299,5 +299,6 @@ extension Routes {
         }
         let authorizePost = AuthorizePost(context: context)
         add("POST", "/oauth2/authorize") { request, _ in try authorizePost.start(request) }
+        registerFormPost()
     }
 }

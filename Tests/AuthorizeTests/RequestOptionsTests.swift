@@ -47,9 +47,10 @@ import Testing
         #expect(error.code == .invalidRequest)
     }
 
-    @Test func responseModeMustBeQuery() throws {
+    @Test func responseModeMustBeQueryOrFormPost() throws {
         #expect(try Self.parse(["response_mode": "query"]).get() == RequestOptions())
-        for mode in ["fragment", "form_post", "QUERY", "query.jwt"] {
+        #expect(try Self.parse(["response_mode": "form_post"]).get().formPost)
+        for mode in ["fragment", "FORM_POST", "QUERY", "query.jwt", "form_post.jwt"] {
             guard case .failure(let error) = Self.parse(["response_mode": mode]) else {
                 Issue.record("\(mode) must be refused")
                 continue

@@ -108,7 +108,7 @@ import ZevAuthTesting
         #expect(json["scopes_supported"] as? [String] == ["openid", "profile", "email", "offline_access"])
         #expect(json["subject_types_supported"] as? [String] == ["public"])
         #expect(json["id_token_signing_alg_values_supported"] as? [String] == ["RS256", "ES256"])
-        #expect(json["response_modes_supported"] as? [String] == ["query"])
+        #expect(json["response_modes_supported"] as? [String] == ["query", "form_post"])
         #expect(json["prompt_values_supported"] as? [String] == ["none", "login", "consent"])
         #expect(json["request_parameter_supported"] as? Bool == false)
         #expect(json["request_uri_parameter_supported"] as? Bool == false)

@@ -445,3 +445,82 @@ import ZevAuthTesting
         #expect(json.header("location") == nil)
     }
 }
+
+/// `response_mode=form_post` (OAuth 2.0 Form Post Response Mode) for web clients: the code and the errors
+/// after the redirect URI is trusted come back as an auto-submitting form under the strict CSP.
+@Suite struct FormPostTests {
+    typealias T = WebClientTokenTests
+
+    static func hidden(_ html: String) -> [String: String] {
+        var fields: [String: String] = [:]
+        for match in html.matches(of: /<input type="hidden" name="([^"]+)" value="([^"]*)">/) {
+            fields[String(match.output.1)] = String(match.output.2).replacingOccurrences(of: "&amp;", with: "&")
+        }
+        return fields
+    }
+
+    @Test func theCodeAndTheErrorsAreFormPostedToTheRedirectURI() throws {
+        let server = try TestServer()
+        let fixture = try Fixture.make(store: server.store)
+        let client = try T.register(server, fixture, method: "client_secret_post")
+        let browser = server.browser()
+        let pkce = PKCEPair()
+
+        // prompt=none before any sign-in: login_required, form-posted.
+        let refused = try WebClientConsentFlowTests.start(
+            browser, clientID: client.id, [("scope", "openid"), ("prompt", "none"), ("response_mode", "form_post")])
+        #expect(refused.status == 200)
+        #expect(refused.text.contains("<form method=\"post\" action=\"\(T.redirect)\" id=\"form-post\">"))
+        #expect(Self.hidden(refused.text)["error"] == "login_required")
+        #expect(Self.hidden(refused.text)["state"] == "st")
+
+        // A full sign-in: the consent's answer is the form with code, state and iss.
+        let started = try browser.get(
+            startTarget(
+                [
+                    ("response_type", "code"), ("client_id", client.id), ("redirect_uri", T.redirect), ("state", "fp"),
+                    ("code_challenge", pkce.challenge), ("code_challenge_method", "S256"), ("response_mode", "form_post"),
+                ], path: "/oauth2/authorize"))
+        let signIn = try browser.get(try #require(started.header("location")))
+        let posted = try browser.postForm(
+            "/v1/auth/zevid/signin",
+            [
+                ("request", try #require(hiddenField("request", in: signIn.text))),
+                ("csrf", try #require(hiddenField("csrf", in: signIn.text))), ("email", fixture.email), ("password", fixture.password),
+            ])
+        let consent = try browser.get(try #require(posted.header("location")))
+        let answer = try browser.postForm(
+            "/v1/auth/zevid/consent",
+            [
+                ("request", try #require(hiddenField("request", in: consent.text))),
+                ("csrf", try #require(hiddenField("csrf", in: consent.text))), ("decision", "allow"),
+            ])
+        #expect(answer.status == 200)
+        #expect(answer.header("location") == nil)
+        let csp = answer.header("content-security-policy") ?? ""
+        #expect(csp.contains("script-src 'self'") && !csp.contains("unsafe-inline"))
+        #expect(answer.text.contains("<script src=\"/assets/form-post.js\" defer></script>"))
+        #expect(!answer.text.contains("<script>"))
+        #expect(answer.text.contains("<noscript>"))
+        let fields = Self.hidden(answer.text)
+        #expect(fields["state"] == "fp")
+        #expect(fields["iss"] == server.issuer)
+        let code = try #require(fields["code"])
+        let exchanged = try T.token(
+            server,
+            [
+                ("grant_type", "authorization_code"), ("code", code), ("redirect_uri", T.redirect), ("code_verifier", pkce.verifier),
+                ("client_id", client.id), ("client_secret", try #require(client.secret)),
+            ])
+        #expect(exchanged.status == 200)
+        let script = try browser.get("/assets/form-post.js")
+        #expect(script.status == 200)
+        #expect(script.text.contains("form-post"))
+
+        // A native app cannot ask for form_post: invalid_request, redirected by query.
+        let native = try WebClientConsentFlowTests.start(
+            browser, clientID: fixture.developmentKey, redirect: "http://127.0.0.1/cb", [("response_mode", "form_post")])
+        #expect(native.status == 303)
+        #expect(queryItems(of: native.header("location") ?? "")["error"] == "invalid_request")
+    }
+}

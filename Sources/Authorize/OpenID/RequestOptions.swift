@@ -23,6 +23,9 @@ public struct RequestOptions: Sendable, Equatable {
     /// the password; nil when absent.
     public var maxAgeSeconds: Int?
     /// `id_token_hint` as sent (a compact JWS the hint reader checks); never put into a URL or a log line.
+    /// `response_mode=form_post`: the answer goes back as an auto-submitting form (OAuth 2.0 Form Post
+    /// Response Mode; web clients only).
+    public var formPost = false
     public var idTokenHint: String?
     /// `login_hint`, kept when at most `loginHintMaximumLength` scalars with no control character, to
     /// pre-fill the email field; never put into a URL or a log line.
@@ -52,7 +55,8 @@ public struct RequestOptions: Sendable, Equatable {
     ///
     /// Refused with `invalid_request` (redirected): `prompt` with an unknown value, or `none` with another
     /// value (§3.1.2.1); `max_age` that is not a decimal number of seconds, 0 or more; `response_mode` other
-    /// than `query` (the only mode, OAuth 2.0 Multiple Response Types §2.1). `request` and `request_uri`
+    /// than `query` or `form_post` (OAuth 2.0 Multiple Response Types §2.1, OAuth 2.0 Form Post Response
+    /// Mode; `StartValidator` keeps `form_post` for web clients). `request` and `request_uri`
     /// are not read here: the start refused them before its state check (docs/protocol.md#start-check-4).
     /// `display`, `ui_locales`, `claims_locales` are
     /// accepted and ignored. An empty value counts as missing; a `login_hint` or `id_token_hint` that is
@@ -66,10 +70,14 @@ public struct RequestOptions: Sendable, Equatable {
             guard let value = parameters[name], !value.isEmpty else { return nil }
             return value
         }
-        if let mode = present("response_mode"), !mode.utf8.elementsEqual("query".utf8) {
-            return .failure(OAuthError(.invalidRequest, "response_mode must be query."))
-        }
         var options = RequestOptions()
+        if let mode = present("response_mode") {
+            if mode.utf8.elementsEqual("form_post".utf8) {
+                options.formPost = true
+            } else if !mode.utf8.elementsEqual("query".utf8) {
+                return .failure(OAuthError(.invalidRequest, "response_mode must be query or form_post."))
+            }
+        }
         if let prompt = present("prompt") {
             switch parsePrompts(prompt) {
             case .failure(let error): return .failure(error)

@@ -25,6 +25,8 @@ public struct AuthorizationRequestRecord: Sendable, Equatable {
     public var webClientID: String?
     /// The scope the start granted (its remembered consent is per scope set for a web client).
     public var scope: GrantedScope = .none
+    /// `response_mode=form_post`: the answer goes back as an auto-submitting form (sql/026).
+    public var formPost = false
 
     /// A stored pending sign-in.
     public init(
