@@ -64,7 +64,7 @@ struct ConstantDocuments: Sendable {
             "prompt_values_supported": ["none", "login", "consent"],
             "request_parameter_supported": false,
             "request_uri_parameter_supported": false,
-            "claims_parameter_supported": false,
+            "claims_parameter_supported": true,
         ]
     }
 

@@ -248,3 +248,25 @@ import Testing
         #expect(LogoutPolicy.redirectParameters(plan).isEmpty)
     }
 }
+
+/// The `claims` request parameter (OpenID Connect Core §5.5; docs/protocol.md, "The claims parameter").
+@Suite struct ClaimsParameterTests {
+    @Test(arguments: [
+        #"{"userinfo":{"email":{"essential":true},"name":null}}"#, #"{"id_token":{"acr":{"values":["x"]}}}"#, "{}",
+        #"{"id_token":{},"other":[1]}"#,
+    ])
+    func aClaimsRequestIsAccepted(_ claims: String) throws {
+        #expect(throws: Never.self) { try RequestOptions.parse(["claims": claims]).get() }
+    }
+
+    @Test(arguments: [
+        "not json", "[]", #"{"userinfo":[]}"#, #"{"id_token":{"email":true}}"#, #"{"userinfo":{"name":"x"}}"#, #"{"id_token":"email"}"#,
+    ])
+    func aMalformedClaimsRequestIsInvalidRequest(_ claims: String) {
+        guard case .failure(let error) = RequestOptions.parse(["claims": claims]) else {
+            Issue.record("\(claims) must be refused")
+            return
+        }
+        #expect(error.code == .invalidRequest)
+    }
+}

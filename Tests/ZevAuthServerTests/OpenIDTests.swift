@@ -112,7 +112,7 @@ import ZevAuthTesting
         #expect(json["prompt_values_supported"] as? [String] == ["none", "login", "consent"])
         #expect(json["request_parameter_supported"] as? Bool == false)
         #expect(json["request_uri_parameter_supported"] as? Bool == false)
-        #expect(json["claims_parameter_supported"] as? Bool == false)
+        #expect(json["claims_parameter_supported"] as? Bool == true)
         let claims = try #require(json["claims_supported"] as? [String])
         for claim in ["sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "amr", "sid", "at_hash", "name", "email", "email_verified"] {
             #expect(claims.contains(claim), "\(claim)")

@@ -524,3 +524,38 @@ import ZevAuthTesting
         #expect(queryItems(of: native.header("location") ?? "")["error"] == "invalid_request")
     }
 }
+
+/// The `claims` request parameter over HTTP (docs/protocol.md, "The claims parameter"): accepted, and a
+/// requested claim the scopes did not grant is left out of the ID token and userinfo, essential or not.
+@Suite struct ClaimsParameterFlowTests {
+    typealias T = WebClientTokenTests
+
+    @Test func essentialClaimsTheScopesDidNotGrantAreLeftOut() throws {
+        let server = try TestServer()
+        let fixture = try Fixture.make(store: server.store)
+        let client = try T.register(server, fixture, method: "client_secret_post")
+        let claims = #"{"id_token":{"email":{"essential":true},"acr":{"essential":true}},"userinfo":{"email":{"essential":true}}}"#
+        let pkce = PKCEPair()
+        let code = try #require(
+            try T.signIn(server, fixture, clientID: client.id, pkce: pkce, extra: [("scope", "openid profile"), ("claims", claims)])["code"]
+        )
+        let exchanged = try T.token(
+            server,
+            [
+                ("grant_type", "authorization_code"), ("code", code), ("redirect_uri", T.redirect), ("code_verifier", pkce.verifier),
+                ("client_id", client.id), ("client_secret", try #require(client.secret)),
+            ])
+        #expect(exchanged.status == 200)
+        let body = try T.json(exchanged)
+        let idToken = try T.idTokenClaims(body)
+        #expect(idToken["name"] as? String == "Pat Person")
+        #expect(idToken["email"] == nil && idToken["acr"] == nil)
+        let userinfo = try server.client.send(
+            "GET", "/oauth2/userinfo", headers: [("Authorization", "Bearer \(try #require(body["access_token"] as? String))")])
+        #expect(userinfo.status == 200)
+        #expect(try T.json(userinfo)["email"] == nil)
+        // A malformed claims request is invalid_request, redirected.
+        let refused = try T.signIn(server, fixture, clientID: client.id, pkce: PKCEPair(), extra: [("claims", "[1]")])
+        #expect(refused["error"] == "invalid_request")
+    }
+}

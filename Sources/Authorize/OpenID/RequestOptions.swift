@@ -1,3 +1,5 @@
+import Encoding
+
 /// The OpenID Connect request options of a start (OpenID Connect Core 1.0 §3.1.2.1, §6;
 /// docs/protocol.md, "prompt, max_age and hints"): what the person must do (`prompt`, `max_age`), who the
 /// client thinks is signing in (`id_token_hint`, `login_hint`), and the parameters the server refuses or
@@ -94,6 +96,12 @@ public struct RequestOptions: Sendable, Equatable {
             // §3.1.2.1: max_age=0 is the same as prompt=login.
             if seconds == 0 { options.prompts.insert(.login) }
         }
+        if let claims = present("claims"), undecodable.contains("claims") || !isClaimsRequest(claims) {
+            return .failure(
+                OAuthError(
+                    .invalidRequest,
+                    "claims must be a JSON object whose userinfo and id_token members map claim names to null or an object."))
+        }
         if !undecodable.contains("id_token_hint"), let hint = present("id_token_hint"), isPrintableASCII(hint, limit: 16_384) {
             options.idTokenHint = hint
         }
@@ -101,6 +109,27 @@ public struct RequestOptions: Sendable, Equatable {
             options.loginHint = checkLoginHint(hint)
         }
         return .success(options)
+    }
+
+    /// OpenID Connect Core §5.5: `claims` is a JSON object (at most 16 KiB) whose members `userinfo` and
+    /// `id_token`, when present, are objects mapping each claim name to `null` or an object (with
+    /// `essential`, `value`, `values`); other members are ignored. The request is read only to be checked:
+    /// a claim is returned where the granted scopes put it (docs/protocol.md, "The claims parameter"), so
+    /// a requested claim the scopes did not grant — essential or not — is left out, and a claim the server
+    /// does not have (such as `acr`) is never invented.
+    static func isClaimsRequest(_ text: String) -> Bool {
+        guard text.utf8.count <= 16_384, let value = try? JSONValue.parse(Array(text.utf8)), value.isObject else { return false }
+        for member in ["userinfo", "id_token"] {
+            guard let requested = value[member] else { continue }
+            guard case .object(let claims) = requested else { return false }
+            for (_, request) in claims {
+                switch request {
+                case .null, .object: continue
+                default: return false
+                }
+            }
+        }
+        return true
     }
 
     /// Whether a start asks for no interaction: `prompt` holds `none`, however the rest of it reads. Used
