@@ -559,3 +559,42 @@ import ZevAuthTesting
         #expect(refused["error"] == "invalid_request")
     }
 }
+
+/// `id_token_hint` with `prompt=none` for a web client: the hint's subject must be the browser's account.
+@Suite struct WebClientHintTests {
+    typealias T = WebClientTokenTests
+
+    static func idToken(_ server: TestServer, _ fixture: Fixture, _ client: T.Client, browser: TestBrowser) throws -> String {
+        let pkce = PKCEPair()
+        let code = try #require(
+            try T.signIn(server, fixture, clientID: client.id, pkce: pkce, extra: [("scope", "openid")], browser: browser)["code"])
+        let body = try T.json(
+            try T.token(
+                server,
+                [
+                    ("grant_type", "authorization_code"), ("code", code), ("redirect_uri", T.redirect), ("code_verifier", pkce.verifier),
+                    ("client_id", client.id), ("client_secret", try #require(client.secret)),
+                ]))
+        let token = try #require(body["id_token"] as? String)
+        SuiteCapture.secret(token)
+        return token
+    }
+
+    @Test func promptNoneAnswersLoginRequiredWhenTheHintNamesAnotherAccount() throws {
+        let server = try TestServer()
+        let fixture = try Fixture.make(store: server.store)
+        let other = try Fixture.make(store: server.store)
+        let client = try T.register(server, fixture, method: "client_secret_post")
+        let otherClient = try T.register(server, other, method: "client_secret_post")
+        let browser = server.browser()
+        let own = try Self.idToken(server, fixture, client, browser: browser)
+        let foreign = try Self.idToken(server, other, otherClient, browser: server.browser())
+
+        let matching = try WebClientConsentFlowTests.start(
+            browser, clientID: client.id, [("scope", "openid"), ("prompt", "none"), ("id_token_hint", own)])
+        #expect(queryItems(of: matching.header("location") ?? "")["code"] != nil)
+        let mismatched = try WebClientConsentFlowTests.start(
+            browser, clientID: client.id, [("scope", "openid"), ("prompt", "none"), ("id_token_hint", foreign)])
+        #expect(queryItems(of: mismatched.header("location") ?? "")["error"] == "login_required")
+    }
+}
