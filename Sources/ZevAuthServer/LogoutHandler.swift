@@ -41,10 +41,15 @@ struct LogoutHandler: Sendable {
         let token = context.cookie(.session, in: request)
         let browser = try token.flatMap { try context.roundTrip.pendingSignIns.browserSession(tokenHash: Crypto.hexSHA256($0)) }
         var lookupFailure: (any Error)?
+        var webClient = false
         let decision = LogoutPolicy.decide(
             query: pairs, readHint: { context.roundTrip.idTokenHints.read($0) },
             lookupClient: { clientID in
                 do {
+                    if clientID.hasPrefix(WebClients.clientIDPrefix) {
+                        webClient = true
+                        return try Self.webLogoutClient(clientID, context: context)
+                    }
                     return try context.roundTrip.start.startClient(publishableKey: clientID)?.client
                 } catch {
                     lookupFailure = error
@@ -84,11 +89,28 @@ struct LogoutHandler: Sendable {
         guard let redirect = plan.redirect else { return LogoutPages.signedOut(cookies: cleared) }
         let parameters = LogoutPolicy.redirectParameters(plan)
         let location = parameters.isEmpty ? redirect.raw : redirectLocation(base: redirect, parameters: parameters)
-        // The confirmation click is a gesture; without one an app would not open from a Custom Tab.
-        if !confirmed && redirect.kind != .loopback {
+        // The confirmation click is a gesture; without one an app would not open from a Custom Tab. A web
+        // client's page is a website's: a direct 303.
+        if !confirmed && redirect.kind != .loopback && !webClient {
             return LogoutPages.returnToApp(location: location, appName: plan.appName ?? "the app", cookies: cleared)
         }
         return Wire.seeOther(location, cookies: cleared)
+    }
+
+    /// A web client as RP-initiated logout sees it (docs/protocol.md, "Web clients"): its environment and
+    /// name, and its `postLogoutRedirectUris` (never its sign-in redirect URIs), matched byte for byte.
+    static func webLogoutClient(_ clientID: String, context: ServerContext) throws -> ClientEnvironment? {
+        guard let start = try context.roundTrip.start.startClient(publishableKey: clientID)?.client,
+            let listed = try context.tenancy.webClients.webClient(clientID: clientID)
+        else { return nil }
+        let redirects = listed.client.postLogoutRedirectURIs.compactMap { raw -> RegisteredRedirect? in
+            guard case .success(let uri) = RedirectURI.parse(raw) else { return nil }
+            return RegisteredRedirect(uri: uri, linkVerified: true)
+        }
+        var client = ClientEnvironment(
+            environmentID: start.environmentID, kind: start.kind, appName: start.appName, registeredRedirects: redirects)
+        client.webClient = start.webClient
+        return client
     }
 
     /// The confirmation form's CSRF token: HMAC of a label under the browser binding secret.

@@ -598,3 +598,30 @@ import ZevAuthTesting
         #expect(queryItems(of: mismatched.header("location") ?? "")["error"] == "login_required")
     }
 }
+
+/// RP-initiated logout for a web client: its `postLogoutRedirectUris` only, matched exactly, then a 303.
+@Suite struct WebClientLogoutTests {
+    typealias T = WebClientTokenTests
+
+    @Test func logoutReturnsToARegisteredPostLogoutRedirectURIOnly() throws {
+        let server = try TestServer()
+        let fixture = try Fixture.make(store: server.store)
+        let client = try T.register(
+            server, fixture, method: "client_secret_post", extra: ["postLogoutRedirectUris": ["https://site.example/signed-out"]])
+        let browser = server.browser()
+        let hint = try WebClientHintTests.idToken(server, fixture, client, browser: browser)
+        func logout(_ uri: String) throws -> TestResponse {
+            try browser.get(
+                "/oauth2/logout?"
+                    + FormURLEncoding.encode([
+                        ("id_token_hint", hint), ("client_id", client.id), ("post_logout_redirect_uri", uri), ("state", "bye"),
+                    ]))
+        }
+        // The sign-in redirect URI is not a post-logout one; nor is a near miss.
+        #expect(try logout(T.redirect).status == 400)
+        #expect(try logout("https://site.example/signed-out/").status == 400)
+        let out = try logout("https://site.example/signed-out")
+        #expect(out.status == 303)
+        #expect(out.header("location") == "https://site.example/signed-out?state=bye")
+    }
+}
