@@ -255,6 +255,24 @@ extension PostgresWebClients {
     }
 }
 
+extension PostgresWebClients {
+    /// One `UPDATE`, as the public revocation's, limited to the client's own sessions.
+    /// - Throws: `StoreUnavailable`.
+    @discardableResult
+    public func revokeWebClientSession(clientID: String, tokenHash: String, now: Date) throws -> Bool {
+        try PostgresEdge.run {
+            try pool.query(
+                """
+                UPDATE sessions s SET revoked_at = to_timestamp($3::float8), revoked_reason = 'signed_out'
+                WHERE s.web_client_id = $1 AND s.revoked_at IS NULL
+                  AND s.id IN (SELECT session_id FROM issued_access_tokens WHERE token_hash = $2
+                               UNION ALL SELECT session_id FROM issued_refresh_tokens WHERE token_hash = $2)
+                """, [clientID, tokenHash, SQLTime.parameter(now)]
+            ).rowsAffected > 0
+        }
+    }
+}
+
 extension PostgresWebClients: ClientAuthenticationStore {
     /// The client with its environment's publishable key and its live secrets' digests, in one statement.
     /// - Throws: `StoreUnavailable`.

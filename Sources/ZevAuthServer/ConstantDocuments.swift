@@ -52,7 +52,7 @@ struct ConstantDocuments: Sendable {
             // Web clients authenticate (docs/protocol.md, "Web clients"); native apps are public ("none").
             "token_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post", "private_key_jwt", "none"],
             "token_endpoint_auth_signing_alg_values_supported": ["RS256", "ES256"],
-            "revocation_endpoint_auth_methods_supported": ["none"],
+            "revocation_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post", "private_key_jwt", "none"],
             "authorization_response_iss_parameter_supported": true,
             "jwks_uri": .string(issuer + "/.well-known/jwks.json"),
             "userinfo_endpoint": .string(issuer + "/oauth2/userinfo"),

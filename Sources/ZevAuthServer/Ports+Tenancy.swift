@@ -107,4 +107,5 @@ public struct UnavailableWebClientStore: WebClientStore {
     public func authenticatingClient(clientID: String, now: Date) throws -> AuthenticatingClient? { throw Self.unavailable }
     public func useAssertionID(clientID: String, jti: String, expiresAt: Date) throws -> Bool { throw Self.unavailable }
     public func webClientConsents(userID: String, clientID: String) throws -> [String] { throw Self.unavailable }
+    public func revokeWebClientSession(clientID: String, tokenHash: String, now: Date) throws -> Bool { throw Self.unavailable }
 }

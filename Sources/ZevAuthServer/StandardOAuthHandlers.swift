@@ -301,6 +301,8 @@ struct StandardOAuthHandlers: Sendable {
     /// kinds are looked up), `client_id`. 200 with an empty body for every well-formed request from a
     /// known client, whether or not the token was live or this client's (§2.2).
     func revoke(_ request: HTTPRequest) throws -> HTTPResponse {
+        // A web client (`zc_…`) authenticates and revokes only its own tokens (docs/protocol.md, "Web clients").
+        if let answer = try WebClientTokenHandler(context: context).revoke(request) { return answer }
         let form: [String: String]
         switch Self.publicClientForm(request) {
         case .failure(let stop): return stop.response

@@ -86,6 +86,30 @@ struct WebClientTokenHandler: Sendable {
             .withIDToken(context: context, clientID: client.client.clientID).response(on: .standard(.token))
     }
 
+    /// `POST /oauth2/revoke` for a web client (RFC 7009 §2.1), or nil when the request names no web client:
+    /// the client authenticates as at the token endpoint, then `token` (400 `invalid_request` without it)
+    /// ends its session when this client obtained it; 200 with an empty body either way (§2.2).
+    func revoke(_ request: HTTPRequest) throws -> HTTPResponse? {
+        guard let (presented, form) = Self.presented(request), ClientAuthentication.namedWebClient(presented) != nil else { return nil }
+        let issuer = context.configuration.issuer
+        let authentication = ClientAuthentication(
+            store: context.tenancy.webClients, verifier: WebClientKeySets(context: context), secrets: context.secrets)
+        let client: AuthenticatedClient
+        switch try authentication.authenticate(presented, audiences: [issuer + "/oauth2/token", issuer], now: context.clock.now()) {
+        case .failure(let failure):
+            var response = GrantResult.failed(failure.error).response(on: .standard(.token))
+            if failure.error.code == .invalidClient && failure.basicTried {
+                response.headers.set("WWW-Authenticate", "Basic realm=\"ZevAuth\"")
+            }
+            return response
+        case .success(let value): client = value
+        }
+        guard let token = form["token"] else { return Self.tokenError(.invalidRequest, "token is required.") }
+        try context.tenancy.webClients.revokeWebClientSession(
+            clientID: client.client.clientID, tokenHash: context.secrets.digest(token), now: context.clock.now())
+        return HTTPResponse(status: 200, headers: HTTPHeaders([("Cache-Control", "no-store"), ("Pragma", "no-cache")]))
+    }
+
     static func tokenError(_ code: OAuthErrorCode, _ description: String) -> HTTPResponse {
         GrantResult.failed(OAuthError(code, description)).response(on: .standard(.token))
     }

@@ -44,7 +44,10 @@ import ZevAuthTesting
                 "client_secret_basic", "client_secret_post", "private_key_jwt", "none",
             ])
         #expect(json["token_endpoint_auth_signing_alg_values_supported"] as? [String] == ["RS256", "ES256"])
-        #expect(json["revocation_endpoint_auth_methods_supported"] as? [String] == ["none"])
+        #expect(
+            json["revocation_endpoint_auth_methods_supported"] as? [String] == [
+                "client_secret_basic", "client_secret_post", "private_key_jwt", "none",
+            ])
         #expect(json["authorization_response_iss_parameter_supported"] as? Bool == true)
     }
 

@@ -625,3 +625,42 @@ import ZevAuthTesting
         #expect(out.header("location") == "https://site.example/signed-out?state=bye")
     }
 }
+
+/// `POST /oauth2/revoke` for a web client (RFC 7009 §2.1): authenticated, and only its own tokens.
+@Suite struct WebClientRevokeTests {
+    typealias T = WebClientTokenTests
+
+    @Test func aWebClientRevokesItsOwnTokensOnly() throws {
+        let server = try TestServer()
+        let fixture = try Fixture.make(store: server.store)
+        let client = try T.register(server, fixture, method: "client_secret_basic")
+        let other = try T.register(server, fixture, method: "client_secret_basic")
+        let secret = try #require(client.secret)
+        func tokens(_ who: T.Client) throws -> [String: Any] {
+            let pkce = PKCEPair()
+            let code = try #require(try T.signIn(server, fixture, clientID: who.id, pkce: pkce)["code"])
+            return try T.json(
+                try T.token(
+                    server,
+                    [("grant_type", "authorization_code"), ("code", code), ("redirect_uri", T.redirect), ("code_verifier", pkce.verifier)],
+                    headers: [T.basic(who.id, try #require(who.secret))]))
+        }
+        let mine = try #require(try tokens(client)["refresh_token"] as? String)
+        let theirs = try #require(try tokens(other)["refresh_token"] as? String)
+        func revoke(_ token: String, _ auth: (String, String)) throws -> TestResponse {
+            try server.client.send(
+                "POST", "/oauth2/revoke", headers: [("Content-Type", "application/x-www-form-urlencoded"), auth],
+                body: Array(FormURLEncoding.encode([("token", token)]).utf8))
+        }
+        #expect(try revoke(mine, T.basic(client.id, "zcs_wrong")).status == 401)
+        // Another client's token: 200, and it still refreshes.
+        #expect(try revoke(theirs, T.basic(client.id, secret)).status == 200)
+        let stillAlive = try T.token(
+            server, [("grant_type", "refresh_token"), ("refresh_token", theirs)], headers: [T.basic(other.id, try #require(other.secret))])
+        #expect(stillAlive.status == 200)
+        #expect(try revoke(mine, T.basic(client.id, secret)).status == 200)
+        let ended = try T.token(server, [("grant_type", "refresh_token"), ("refresh_token", mine)], headers: [T.basic(client.id, secret)])
+        #expect(ended.status == 400)
+        #expect(try T.json(ended)["error"] as? String == "invalid_grant")
+    }
+}

@@ -351,6 +351,12 @@ public protocol WebClientStore: ClientAuthenticationStore {
     /// The scope sets the account consented to for the client (each as `GrantedScope.value`).
     /// - Throws: `StoreUnavailable`.
     func webClientConsents(userID: String, clientID: String) throws -> [String]
+    /// Revokes the session that issued `tokenHash` (an access or refresh token of any generation) when the
+    /// client `clientID` obtained it (RFC 7009 §2.1: a client revokes only its own tokens).
+    /// - Returns: whether a live session was revoked (never told to the client, RFC 7009 §2.2).
+    /// - Throws: `StoreUnavailable`.
+    @discardableResult
+    func revokeWebClientSession(clientID: String, tokenHash: String, now: Date) throws -> Bool
 }
 
 /// A web client's remembered consent (docs/protocol.md, "Web clients: consent"): per account and scope set.
