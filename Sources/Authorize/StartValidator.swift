@@ -212,12 +212,15 @@ public enum StartValidator {
     ///    `unsupported_response_type` (RFC 6749 §4.1.2.1; docs/protocol.md#authorize-errors); then
     ///    `code_challenge` missing → `pkce_required` (RFC 9700 §2.1.1); `code_challenge_method` not exactly
     ///    `S256` → `pkce_method_unsupported` (RFC 7636 §4.4.1); challenge not canonical → `invalid_code_challenge`
-    ///    (RFC 7636 §4.2);
+    ///    (RFC 7636 §4.2). A web client that opted out of PKCE (`WebClientStartFacts.requirePKCE` false) and
+    ///    sent no `code_challenge` at all is decided after 8 instead: `pkce_required` unless the request is
+    ///    an OpenID one with a `nonce` (docs/protocol.md, "Web clients");
     /// 7. `nonce` over 512 scalars or holding a control character → `invalid_request` with
     ///    `error_description` beginning `invalid_nonce` (OpenID Connect Core §3.1.2.1). `scope` is never refused: unknown values are ignored.
     /// 8. the OpenID Connect request options (`RequestOptions.parse`): a bad `prompt`, `max_age` or
     ///    `response_mode` → `invalid_request` (OpenID Connect Core §3.1.2.1); `form_post` from a client that is
     ///    not a web client → `invalid_request`.
+    /// 9. `dpop_jkt` not a SHA-256 JWK thumbprint → `invalid_request` (RFC 9449 §10).
     ///
     /// An empty value counts as missing.
     /// - Parameters:

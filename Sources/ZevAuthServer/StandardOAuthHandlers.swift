@@ -233,9 +233,10 @@ struct StandardOAuthHandlers: Sendable {
     // MARK: Pushed authorization requests
 
     /// `POST /oauth2/par` (RFC 9126 §2; docs/protocol.md#pushed-requests), form-encoded. In order: the
-    /// `Content-Type` (400 `invalid_request`), client authentication (`ClientAuthentication`: public clients
-    /// only today, credentials 401 `invalid_client`), then the start's ordered checks on the body's
-    /// parameters (`PushAuthorizationRequest`). 201 `{"request_uri","expires_in"}`, or the check's error as
+    /// `Content-Type` (400 `invalid_request`), client authentication (`ClientAuthentication`: a web client
+    /// with its registered method as at the token endpoint, 400 `invalid_request` for a malformed one and
+    /// else 401 `invalid_client`; a publishable key with no credentials, credentials 401 `invalid_client`),
+    /// then the start's ordered checks on the body's parameters (`PushAuthorizationRequest`). 201 `{"request_uri","expires_in"}`, or the check's error as
     /// JSON (§2.3): never a redirect or a page. Every refusal is 400 except `invalid_client`, 401 with
     /// `WWW-Authenticate` as at the token endpoint; `error` is spelled as on `/oauth2/authorize`, with the
     /// product code first in `error_description`.
@@ -246,11 +247,34 @@ struct StandardOAuthHandlers: Sendable {
     func pushAuthorizationRequest(_ request: HTTPRequest) throws -> HTTPResponse {
         if let problem = Self.contentTypeProblem(request) { return Self.pushedError(problem) }
         var query = StartValidator.parse(bytes: request.body)
-        let scheme = request.headers["Authorization"].map(Self.authorizationScheme)
-        if let problem = ClientAuthentication.checkPublicClient(
-            parameterNames: Set(query.pairs.map(\.name)), authorizationScheme: scheme)
-        {
-            return Self.pushedError(problem, basic: scheme == "basic")
+        if let (presented, _) = WebClientTokenHandler.presented(request), ClientAuthentication.namedWebClient(presented) != nil {
+            // A web client authenticates as at the token endpoint (RFC 9126 §2); its assertion may name this
+            // endpoint, the token endpoint or the issuer as `aud`.
+            let issuer = context.configuration.issuer
+            let authentication = ClientAuthentication(
+                store: context.tenancy.webClients, verifier: WebClientKeySets(context: context), secrets: context.secrets)
+            switch try authentication.authenticate(
+                presented, audiences: [issuer + "/oauth2/par", issuer + "/oauth2/token", issuer], now: context.clock.now())
+            {
+            case .failure(let failure):
+                return Self.pushedError(failure.error, basic: failure.basicTried)
+            case .success(let client):
+                // The credentials are not request parameters: they are never stored with the pushed request.
+                // A client that authenticated with Basic or an assertion may leave `client_id` out (RFC 6749
+                // §2.3.1, RFC 7523 §3); the stored request names it, as the start needs.
+                var pairs = query.pairs.filter { !ClientAuthentication.credentialParameters.contains($0.name) }
+                if !pairs.contains(where: { $0.name == "client_id" }) {
+                    pairs.append(StartQuery.Pair("client_id", client.client.clientID))
+                }
+                query = StartQuery(pairs: pairs, undecodable: query.undecodable)
+            }
+        } else {
+            let scheme = request.headers["Authorization"].map(Self.authorizationScheme)
+            if let problem = ClientAuthentication.checkPublicClient(
+                parameterNames: Set(query.pairs.map(\.name)), authorizationScheme: scheme)
+            {
+                return Self.pushedError(problem, basic: scheme == "basic")
+            }
         }
         switch DPoPProofs.grantProof(request, context: context) {
         case .failure(let refusal):

@@ -29,8 +29,9 @@ struct WebClientTokenHandler: Sendable {
 
     /// The answer for a web client's token request, or nil when the request names no web client.
     /// Order: client authentication (400 `invalid_request` for a malformed one, else 401 `invalid_client`,
-    /// `WWW-Authenticate: Basic` when Basic was tried), `grant_type` present and supported, the grant's
-    /// parameters, then the grant bound to the client. Failures count against the client address as the
+    /// `WWW-Authenticate: Basic` when Basic was tried), a `DPoP` proof when one is sent (400
+    /// `invalid_dpop_proof`), `grant_type` present and supported, the grant's parameters, then the grant
+    /// bound to the client and, with a proof, to its key. Failures count against the client address as the
     /// public path's do.
     func answer(_ request: HTTPRequest, limiter: RateLimiter, address: String, bucket: RateLimitBucket) throws -> HTTPResponse? {
         guard let (presented, form) = Self.presented(request), ClientAuthentication.namedWebClient(presented) != nil else { return nil }
@@ -56,6 +57,16 @@ struct WebClientTokenHandler: Sendable {
         case .success(let value): client = value
         }
         let gate = limiter.gate(bucket, key: address)
+        // A DPoP proof binds the web client's session as a native app's (RFC 9449 §5; docs/dpop.md, "Binding"):
+        // checked after the client authenticated, its use recorded in the grant's one statement.
+        let proof: DPoPProofUse?
+        switch DPoPProofs.grantProof(request, context: context) {
+        case .failure(let refusal):
+            return try limitedOr {
+                DPoPProofs.withNonce(GrantResult.failed(refusal.error).response(on: .standard(.token)), context: context)
+            }
+        case .success(let use): proof = use
+        }
         let now = context.clock.now()
         let settle = SettleWindow(milliseconds: context.configuration.databaseSettleMilliseconds)
         let outcome: GrantOutcome
@@ -66,14 +77,14 @@ struct WebClientTokenHandler: Sendable {
             guard let code = form["code"] else { return try limitedOr { Self.tokenError(.invalidRequest, "code is required.") } }
             outcome = try Exchange(store: context.roundTrip.exchange, secrets: context.secrets, settle: settle)(
                 publishableKey: client.publishableKey, code: code, redirectURI: form["redirect_uri"], codeVerifier: form["code_verifier"],
-                gate: gate.stored, now: now, webClientID: client.client.clientID,
+                gate: gate.stored, now: now, proof: proof, webClientID: client.client.clientID,
                 observe: { context.metrics.exchange(ExchangeHandler.metric($0)) })
         case "refresh_token":
             guard let refreshToken = form["refresh_token"] else {
                 return try limitedOr { Self.tokenError(.invalidRequest, "refresh_token is required.") }
             }
             outcome = try Refresh(store: context.roundTrip.refresh, secrets: context.secrets, settle: settle)(
-                publishableKey: client.publishableKey, refreshToken: refreshToken, gate: gate.stored, now: now,
+                publishableKey: client.publishableKey, refreshToken: refreshToken, gate: gate.stored, now: now, proof: proof,
                 webClientID: client.client.clientID, observe: { context.metrics.refresh(SessionGrants.metric($0)) })
         default:
             return try limitedOr {
@@ -82,8 +93,9 @@ struct WebClientTokenHandler: Sendable {
         }
         if case .rateLimited = outcome { context.metrics.rateLimited(bucket) }
         // The ID token's `aud` and `azp` are the web client's id (OpenID Connect Core §2).
-        return try GrantResult(outcome, now: now, retryAfterSeconds: gate.retryAfterSeconds)
-            .withIDToken(context: context, clientID: client.client.clientID).response(on: .standard(.token))
+        let result = try GrantResult(outcome, now: now, retryAfterSeconds: gate.retryAfterSeconds)
+            .withIDToken(context: context, clientID: client.client.clientID)
+        return DPoPProofs.grantAnswer(result, on: .standard(.token), request, context: context)
     }
 
     /// `POST /oauth2/revoke` for a web client (RFC 7009 §2.1), or nil when the request names no web client:

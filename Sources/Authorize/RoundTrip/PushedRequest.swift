@@ -56,15 +56,15 @@ public protocol PushedRequestStore: Sendable {
 /// How a request to `POST /oauth2/par` authenticates its client (RFC 9126 §2: "The rules for client
 /// authentication as defined in [RFC6749] for token endpoint requests … apply for the PAR endpoint as well").
 ///
-/// Today every client is public (`token_endpoint_auth_methods_supported: ["none"]`): the publishable key as
+/// A request that names a web client (`zc_…`, `namedWebClient`) authenticates with its registered method
+/// exactly as at the token endpoint (`authenticate`). Any other client is public: the publishable key as
 /// `client_id` is the whole identification, and a request that presents client credentials is refused with
-/// 401 `invalid_client` rather than ignored. Web clients with secrets or private-key JWTs will authenticate
-/// here, and this step is where their methods go (docs/protocol.md#pushed-requests).
-public enum ClientAuthentication {
+/// 401 `invalid_client` rather than ignored (docs/protocol.md#pushed-requests).
+extension ClientAuthentication {
     /// The form parameters that authenticate a client (RFC 6749 §2.3.1; RFC 7521 §4.2, RFC 7523 §2.2).
     public static let credentialParameters: Set<String> = ["client_secret", "client_assertion", "client_assertion_type"]
 
-    /// Decides a PAR request's client authentication.
+    /// Decides a PAR request's client authentication for a client that names no web client.
     /// - Parameters:
     ///   - parameterNames: every parameter name of the form body, empty values included.
     ///   - authorizationScheme: the lower-cased scheme of an `Authorization` header, when one was sent.
@@ -72,7 +72,7 @@ public enum ClientAuthentication {
     public static func checkPublicClient(parameterNames: Set<String>, authorizationScheme: String?) -> OAuthError? {
         if !parameterNames.isDisjoint(with: credentialParameters) || authorizationScheme == "basic" {
             return OAuthError(
-                .invalidClient, "Clients are public here: send the publishable key as client_id with no client credentials.")
+                .invalidClient, "A publishable key is a public client: send it as client_id with no client credentials.")
         }
         return nil
     }

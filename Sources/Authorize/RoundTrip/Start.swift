@@ -175,6 +175,13 @@ public struct Start: Sendable {
                 .invalidRequestURI, "The request_uri is unknown, expired, already used or not this client's.")
             return .failure(Refusal(.refused(.show(error), appName: client.client.appName, asksNoInteraction: false)))
         }
+        // An environment's web clients share its pushed requests' table: a request pushed by another client of
+        // the environment is not this client's, and is spent without being used.
+        guard parameters["client_id"] == clientID else {
+            let error = OAuthError(
+                .invalidRequestURI, "The request_uri is unknown, expired, already used or not this client's.")
+            return .failure(Refusal(.refused(.show(error), appName: client.client.appName, asksNoInteraction: false)))
+        }
         return .success((client, parameters))
     }
 
