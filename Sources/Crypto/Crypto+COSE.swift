@@ -8,7 +8,8 @@ extension Crypto {
     ///   raw `r ‖ s` of a JWS; the key is `EVP_PKEY_fromdata` of the point `04 ‖ x ‖ y`, which OpenSSL
     ///   refuses when the point is not on the curve.
     /// - EdDSA: Ed25519 (RFC 8032 §5.1.7) over the message itself, the signature 64 bytes; the key is
-    ///   `EVP_PKEY_new_raw_public_key`.
+    ///   `EVP_PKEY_new_raw_public_key` of an `x` that `COSEKey.isAcceptableEd25519` accepts (OpenSSL itself
+    ///   takes small-order keys).
     /// - RS256: RSASSA-PKCS1-v1_5 with SHA-256 (RFC 8017 §8.2.2); the key is `EVP_PKEY_fromdata` of `n`
     ///   and `e`, at least 2048 bits.
     ///
@@ -25,7 +26,8 @@ extension Crypto {
             guard let built = VerifyingKey(.rsa(n: n, e: e)) else { return false }
             return withExtendedLifetime(built) { digestVerify(signature, of: message, key: built.key, digest: EVP_sha256()) }
         case .ed25519(let x):
-            guard x.count == 32, signature.count == 64,
+            // A small-order or non-canonical key would let a forged signature verify (COSEKey.isAcceptableEd25519).
+            guard COSEKey.isAcceptableEd25519(x), signature.count == 64,
                 let made = x.withUnsafeBufferPointer({ EVP_PKEY_new_raw_public_key(EVP_PKEY_ED25519, nil, $0.baseAddress, 32) })
             else { return false }
             defer { EVP_PKEY_free(made) }
@@ -34,7 +36,8 @@ extension Crypto {
         }
     }
 
-    /// Whether a COSE key's components make a key OpenSSL accepts (for ES256: a point on P-256). Used where
+    /// Whether a COSE key's components make a key OpenSSL accepts (for ES256: a point on P-256; for Ed25519
+    /// also a canonical point not of small order, `COSEKey.isAcceptableEd25519`). Used where
     /// a key is accepted for storage, before any signature needs it.
     public static func isUsableCOSEKey(_ key: COSEKey) -> Bool {
         defer { ERR_clear_error() }
@@ -42,7 +45,7 @@ extension Crypto {
         case .es256(let x, let y): return VerifyingKey(.p256(x: x, y: y)) != nil
         case .rs256(let n, let e): return VerifyingKey(.rsa(n: n, e: e)) != nil
         case .ed25519(let x):
-            guard x.count == 32,
+            guard COSEKey.isAcceptableEd25519(x),
                 let made = x.withUnsafeBufferPointer({ EVP_PKEY_new_raw_public_key(EVP_PKEY_ED25519, nil, $0.baseAddress, 32) })
             else { return false }
             EVP_PKEY_free(made)

@@ -18,7 +18,8 @@ public enum COSEAlgorithm: Int64, Sendable, Hashable, CaseIterable {
 /// - EC2 (`kty` 2), `alg` -7, `crv` (-1) 1 (P-256), `x` (-2) and `y` (-3) byte strings of 32 bytes each
 ///   (RFC 9053 §7.1.1; a compressed `y` is refused). Whether the point is on the curve is checked when
 ///   OpenSSL builds the key.
-/// - OKP (`kty` 1), `alg` -8, `crv` (-1) 6 (Ed25519), `x` (-2) a byte string of 32 bytes (RFC 9053 §7.2).
+/// - OKP (`kty` 1), `alg` -8, `crv` (-1) 6 (Ed25519), `x` (-2) a byte string of 32 bytes (RFC 9053 §7.2)
+///   that `isAcceptableEd25519` accepts: a canonical encoding of a point that is not of small order.
 /// - RSA (`kty` 3), `alg` -257, `n` (-1) of 256 to 512 bytes (2048 to 4096 bits) without a leading zero
 ///   byte, `e` (-2) of 1 to 8 bytes without a leading zero byte (RFC 8230 §4).
 public enum COSEKey: Sendable, Hashable {
@@ -73,10 +74,50 @@ public enum COSEKey: Sendable, Hashable {
         }
         switch algorithm {
         case .es256: self = .es256(x: try bytes(-2, 32...32), y: try bytes(-3, 32...32))
-        case .eddsa: self = .ed25519(x: try bytes(-2, 32...32))
+        case .eddsa:
+            let x = try bytes(-2, 32...32)
+            guard Self.isAcceptableEd25519(x) else { throw .weakKey }
+            self = .ed25519(x: x)
         case .rs256: self = .rs256(n: try bytes(-1, 256...512, minimal: true), e: try bytes(-2, 1...8, minimal: true))
         }
     }
+
+    /// Whether `x` is an Ed25519 public key a passkey may have (docs/passkeys.md, "COSE keys"): 32 bytes,
+    /// its `y` (the low 255 bits, little-endian) below p = 2^255 − 19 (RFC 8032 §5.1.3 decodes only canonical
+    /// encodings), and not one of the encodings of a point of small order, the sign bit ignored, as libsodium's
+    /// `ge25519_has_small_order` compares them. A small-order key lets a signature with R the identity and
+    /// S = 0 verify for a share of messages, so anyone could sign as it; no honest authenticator makes one.
+    public static func isAcceptableEd25519(_ x: [UInt8]) -> Bool {
+        guard x.count == 32 else { return false }
+        var y = x
+        y[31] &= 0x7f
+        // y ≥ p: p − 1 is ec ff … ff 7f, so y is at least p when bytes 1…30 are ff, byte 31 is 7f and byte 0 is ed or more.
+        if y[31] == 0x7f, y[1...30].allSatisfy({ $0 == 0xff }), y[0] >= 0xed { return false }
+        return !smallOrderEd25519.contains(y)
+    }
+
+    /// The encodings, sign bit cleared, whose points have order 1, 2, 4 or 8: y = 0 (order 4), y = 1 (the
+    /// identity), the two order-8 points, y = p − 1 (order 2), and the non-canonical y = p and p + 1 (aliases of
+    /// 0 and 1, refused above already).
+    private static let smallOrderEd25519: Set<[UInt8]> = {
+        func bytes(_ hex: String) -> [UInt8] {
+            var out: [UInt8] = []
+            var index = hex.startIndex
+            while index < hex.endIndex {
+                let next = hex.index(index, offsetBy: 2)
+                out.append(UInt8(hex[index..<next], radix: 16) ?? 0)
+                index = next
+            }
+            return out
+        }
+        let high = String(repeating: "ff", count: 30) + "7f"
+        return [
+            Array(repeating: 0, count: 32), [1] + Array(repeating: 0, count: 31),
+            bytes("26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05"),
+            bytes("c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a"), bytes("ec" + high), bytes("ed" + high),
+            bytes("ee" + high),
+        ]
+    }()
 
     /// The key as a `COSE_Key` map with integer labels in the order above (for fixtures and storage).
     public var cbor: CBORValue {
@@ -112,4 +153,6 @@ public enum COSEKeyError: Error, Equatable, Sendable {
     case wrongType(label: Int64)
     /// A key component has the wrong length, or a leading zero byte where the encoding is minimal.
     case wrongLength(label: Int64)
+    /// An Ed25519 `x` that is not canonical or is a point of small order (`COSEKey.isAcceptableEd25519`).
+    case weakKey
 }

@@ -75,6 +75,39 @@ import Testing
         #expect(!Crypto.isUsableCOSEKey(.rs256(n: n, e: [1, 0, 1])))
     }
 
+    /// The Ed25519 encodings of points of small order (order 1, 2, 4 or 8, checked by hand with Edwards25519
+    /// arithmetic), each also with the sign bit set, and non-canonical `y` ≥ p (RFC 8032 §5.1.3).
+    static let weakEd25519: [[UInt8]] = {
+        let high = String(repeating: "ff", count: 30) + "7f"
+        let smallOrder = [
+            String(repeating: "00", count: 32), "01" + String(repeating: "00", count: 31),
+            "26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05",
+            "c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a", "ec" + high, "ed" + high, "ee" + high,
+        ].map(bytes)
+        let signed = smallOrder.map { key -> [UInt8] in
+            var key = key
+            key[31] |= 0x80
+            return key
+        }
+        let nonCanonical = ["ef" + high, "ff" + high, String(repeating: "ff", count: 32)].map(bytes)
+        return smallOrder + signed + nonCanonical
+    }()
+
+    /// With R the identity (`01 00…00`) and S = 0, an Ed25519 verifier that does not check the key's order
+    /// accepts the signature whenever the key times the message's hash is the identity.
+    static let forgedEd25519Signature = [1] + [UInt8](repeating: 0, count: 63)
+
+    @Test(arguments: weakEd25519)
+    func refusesSmallOrderAndNonCanonicalEd25519Keys(x: [UInt8]) {
+        #expect(throws: COSEKeyError.weakKey) { try COSEKey(cbor: COSEKey.ed25519(x: x).cbor) }
+        #expect(!COSEKey.isAcceptableEd25519(x))
+        #expect(!Crypto.isUsableCOSEKey(.ed25519(x: x)))
+        let forged = (0..<64).filter { index in
+            Crypto.verifyCOSESignature(Self.forgedEd25519Signature, of: Self.message + [UInt8(index)], key: .ed25519(x: x))
+        }
+        #expect(forged.isEmpty)
+    }
+
     static let p256 = [UInt8](repeating: 1, count: 32)
 
     @Test(arguments: [

@@ -18,6 +18,8 @@ final class SoftwareAuthenticator: @unchecked Sendable {
     var signCount: UInt32
     /// The `user.id` the creation options gave.
     var userHandle: [UInt8] = []
+    /// The `COSE_Key` the attestation carries instead of the ES256 key's (a key the server must refuse).
+    var attestedKey: COSEKey?
 
     init(rpID: String, origin: String, synced: Bool, signCount: UInt32 = 1, aaguid: [UInt8] = Array(repeating: 0, count: 16)) throws {
         key = try Crypto.SigningKey.generate(.p256)
@@ -45,7 +47,7 @@ final class SoftwareAuthenticator: @unchecked Sendable {
     /// `response` of `navigator.credentials.create()` for `challenge`.
     func attestation(challenge: [UInt8], origin: String? = nil) throws -> (clientDataJSON: [UInt8], attestationObject: [UInt8]) {
         guard case .p256(let x, let y) = try key.publicParameters() else { throw Unexpected() }
-        let cose = try unwrap(CBOR.encode(COSEKey.es256(x: x, y: y).cbor))
+        let cose = try unwrap(CBOR.encode((attestedKey ?? COSEKey.es256(x: x, y: y)).cbor))
         let attested = aaguid + [UInt8(credentialID.count >> 8), UInt8(credentialID.count & 0xff)] + credentialID + cose
         let data = authenticatorData(extra: 0x40, attested: attested)
         let object = try unwrap(

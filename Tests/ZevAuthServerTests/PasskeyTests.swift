@@ -1,3 +1,4 @@
+import CBOR
 import Crypto
 import Encoding
 import Fetch
@@ -252,6 +253,48 @@ import ZevAuthTesting
         let excluded = try #require((options.json["publicKey"] as? [String: Any])?["excludeCredentials"] as? [[String: Any]])
         #expect(excluded.count == shapes.count)
         #expect(excluded.allSatisfy { ($0["transports"] as? [String]) == [] })
+    }
+
+    /// An Ed25519 key of small order would accept R = identity, S = 0 for a share of messages (RFC 8032
+    /// §5.1.7 checks no order): creating a passkey with one is refused, and such a key planted in the
+    /// database is refused when read back, so the forged sign-in fails.
+    @Test func refusesSmallOrderEd25519KeysSoAForgedSignInFails() throws {
+        let account = try Self.account(clock: ManualClock())
+        let high = String(repeating: "ff", count: 30) + "7f"
+        let keys = [
+            "01" + String(repeating: "00", count: 31), "26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05",
+            "c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac03fa", "ec" + high, "ef" + high,
+        ]
+        for key in keys {
+            let authenticator = try SoftwareAuthenticator(rpID: account.rpID, origin: account.server.issuer, synced: false)
+            authenticator.attestedKey = .ed25519(x: Array(hex: key))
+            let created = try Self.create(account, authenticator)
+            #expect(created.status == 400, "key \(key)")
+            #expect(created.json["error"] as? String == "passkey_invalid")
+
+            let app = try Self.appSignInPage(account)
+            let options = try Self.post(
+                app.browser, account.server, "/account/passkeys/signin/options", ["csrf": app.csrf, "request": app.request])
+            let planted = try #require(CBOR.encode(COSEKey.ed25519(x: Array(hex: key)).cbor))
+            try TestDatabase.pool.query(
+                """
+                INSERT INTO passkey_credentials (credential_id, user_id, public_key, sign_count, aaguid, backup_eligible,
+                    backed_up, attestation_format, name, created_at)
+                VALUES (decode($1, 'hex'), $2, decode($3, 'hex'), 0, decode(repeat('00', 16), 'hex'), false, false, 'none',
+                    'Planted', now())
+                """,
+                [Crypto.hex(authenticator.credentialID), account.setup.fixture.userID, Crypto.hex(planted)])
+            var body = try Self.assertionBody(authenticator, challenge: try Self.challenge(options), csrf: app.csrf, request: app.request)
+            var credential = try #require(body["credential"] as? [String: Any])
+            var response = try #require(credential["response"] as? [String: Any])
+            response["signature"] = Base64URL.encode([1] + [UInt8](repeating: 0, count: 63))
+            credential["response"] = response
+            body["credential"] = credential
+            let forged = try Self.post(app.browser, account.server, "/account/passkeys/signin", body)
+            #expect(forged.status == 400)
+            #expect(forged.json["error"] as? String == "passkey_invalid")
+        }
+        #expect(try account.server.store.passkeys.passkeyCount(userID: account.setup.fixture.userID) == keys.count)
     }
 
     @Test func servesTheScriptFromThisOrigin() throws {
