@@ -85,7 +85,7 @@ final class OneCodeStore: ExchangeStore, @unchecked Sendable {
                                     } else {
                                         expected = .refused(ExchangeDecision.accountClosed)
                                     }
-                                    #expect(ExchangeDecision.decide(facts) == expected, "\(facts)")
+                                    #expect(ExchangeDecision.decide(facts, proofPresented: false) == expected, "\(facts)")
                                     combinations += 1
                                 }
                             }
@@ -95,6 +95,24 @@ final class OneCodeStore: ExchangeStore, @unchecked Sendable {
             }
         }
         #expect(combinations == 256)
+    }
+
+    /// A code bound to a DPoP key refuses an exchange without a proof and one with another key's proof
+    /// alike (400 `invalid_dpop_proof`), each with its own sentence (docs/dpop.md, "Binding").
+    @Test func aBoundCodeNamesAMissingProofApartFromAnotherKey() throws {
+        var facts = ExchangeFacts(
+            clientKnown: true, code: .won, redirectPresent: true, redirectMatches: true, challengeMatches: true, session: session)
+        facts.keyMatches = false
+        let missing = ExchangeDecision.decide(facts, proofPresented: false)
+        let other = ExchangeDecision.decide(facts, proofPresented: true)
+        #expect(missing == .refused(ExchangeDecision.boundCodeNeedsProof))
+        #expect(other == .refused(DPoPRefusal.otherKey.error))
+        for error in [ExchangeDecision.boundCodeNeedsProof, DPoPRefusal.otherKey.error] {
+            #expect(error.code == .invalidDPoPProof && error.status == 400)
+        }
+        #expect(ExchangeDecision.boundCodeNeedsProof.description == "This code is bound to a DPoP key: send a DPoP proof made with it.")
+        facts.keyMatches = true
+        #expect(ExchangeDecision.decide(facts, proofPresented: false) == .issue(session))
     }
 
     @Test func answersCarryTheContractsCodesAndStatuses() {

@@ -65,7 +65,7 @@ import ZevAuthTesting
         #expect(done.wait(timeout: .now() + 10) == .success)
         let facts = try #require(outcome.withLock { $0 })
         #expect(facts.code == .alreadyConsumed(revokedSession: true))
-        #expect(ExchangeDecision.decide(facts) == .refused(ExchangeDecision.invalidCode))
+        #expect(ExchangeDecision.decide(facts, proofPresented: false) == .refused(ExchangeDecision.invalidCode))
         #expect(try store.isSessionRevoked(id: sessionID) == true)
     }
 }

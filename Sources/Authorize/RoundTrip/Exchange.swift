@@ -113,10 +113,18 @@ public enum ExchangeDecision {
     public static let verifierMismatch = OAuthError(.pkceVerificationFailed, "The code verifier does not match the code challenge.")
     /// Rows 4–6 passed but no session was made: the account was closed in the meantime.
     public static let accountClosed = OAuthError(.invalidGrant, "The account can no longer sign in.")
+    /// The code is bound to a DPoP key (`dpop_jkt`) and the exchange sent no proof (docs/dpop.md, "Binding";
+    /// RFC 9449 §10). A proof of another key is `DPoPRefusal.otherKey`: the same error, another sentence.
+    public static let boundCodeNeedsProof = OAuthError(
+        .invalidDPoPProof, "This code is bound to a DPoP key: send a DPoP proof made with it.")
 
     /// Decides an exchange from what its statement found: row 1, the rate limit, row 3, then rows 4–6
     /// (which run after consumption, so a failed attempt burns the code: RFC 6749 §4.1.2), then the session.
-    public static func decide(_ facts: ExchangeFacts) -> ExchangeVerdict {
+    /// - Parameters:
+    ///   - facts: what the exchange statement found and did.
+    ///   - proofPresented: the request carried a verified DPoP proof; it only chooses the sentence of a
+    ///     refused key binding (no proof, or a proof of another key).
+    public static func decide(_ facts: ExchangeFacts, proofPresented: Bool) -> ExchangeVerdict {
         guard facts.clientKnown else { return .invalidClient }
         if facts.rateLimited { return .rateLimited }
         if let refusal = facts.dpop.refusal { return .refused(refusal.error) }
@@ -124,7 +132,7 @@ public enum ExchangeDecision {
         guard facts.redirectPresent else { return .refused(redirectRequired) }
         guard facts.redirectMatches else { return .refused(redirectMismatch) }
         guard facts.challengeMatches else { return .refused(verifierMismatch) }
-        guard facts.keyMatches else { return .refused(DPoPRefusal.otherKey.error) }
+        guard facts.keyMatches else { return .refused(proofPresented ? DPoPRefusal.otherKey.error : boundCodeNeedsProof) }
         guard let session = facts.session else { return .refused(accountClosed) }
         return .issue(session)
     }
@@ -207,7 +215,7 @@ public struct Exchange: Sendable {
             write: {
                 let facts = try store.exchange(attempt)
                 observe(facts)
-                switch ExchangeDecision.decide(facts) {
+                switch ExchangeDecision.decide(facts, proofPresented: attempt.proof != nil) {
                 case .invalidClient: return .invalidClient
                 case .rateLimited: return .rateLimited
                 case .refused(let error): return .refused(error)
