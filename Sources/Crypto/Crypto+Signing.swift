@@ -242,7 +242,9 @@ extension Crypto {
         let key: OpaquePointer
 
         /// The key with these public parameters, or nil when OpenSSL refuses them (an RSA modulus under 2048
-        /// bits, a point not on P-256, coordinates other than 32 bytes).
+        /// bits, a point not on P-256, coordinates other than 32 bytes) or the RSA public exponent is below 3
+        /// or even (`isAcceptableRSAExponent`). Every RSA key verified here (JWS, DPoP proofs, passkeys,
+        /// upstream ID tokens) is built by this initializer.
         public init?(_ parameters: PublicKeyParameters) {
             // The builder and the parameters it makes point at their names and strings without copying
             // them: every byte they point at lives in `held` until this initializer returns.
@@ -255,6 +257,7 @@ extension Crypto {
             let name: String
             switch parameters {
             case .rsa(let n, let e):
+                guard Self.isAcceptableRSAExponent(e) else { return nil }
                 let modulus = n.withUnsafeBufferPointer { BN_bin2bn($0.baseAddress, Int32($0.count), nil) }
                 let exponent = e.withUnsafeBufferPointer { BN_bin2bn($0.baseAddress, Int32($0.count), nil) }
                 numbers = [modulus, exponent]
@@ -289,6 +292,16 @@ extension Crypto {
         }
 
         deinit { EVP_PKEY_free(key) }
+
+        /// Whether `e` (big-endian, leading zero bytes allowed) is an RSA public exponent to verify with: odd
+        /// and at least 3 (RFC 8017 §3.1: 3 ≤ e ≤ n − 1; an even e has no inverse modulo λ(n), so no private
+        /// key matches it). With e = 1 a "signature" is its own message representative, so anyone could make
+        /// one; OpenSSL does not refuse it. docs/dpop.md and docs/passkeys.md state the rule.
+        static func isAcceptableRSAExponent(_ e: [UInt8]) -> Bool {
+            let significant = e.drop { $0 == 0 }
+            guard let last = significant.last, last & 1 == 1 else { return false }
+            return significant.count > 1 || last >= 3
+        }
 
         /// C copies of names and bytes, freed with the holder.
         private final class HeldBytes {

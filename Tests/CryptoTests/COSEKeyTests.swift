@@ -108,6 +108,20 @@ import Testing
         #expect(forged.isEmpty)
     }
 
+    /// An RS256 passkey key with e = 1 would take the PKCS #1 encoding of any message as its signature; e
+    /// below 3 or even is refused (RFC 8017 §3.1).
+    @Test func rs256KeysWithAnExponentBelowThreeOrEvenAreRefused() throws {
+        let n = JWSVerificationTests.rsaN
+        let forged = JWSVerificationTests.forgedRS256(Self.message)
+        for e: [UInt8] in [[1], [2], [1, 0, 0]] {
+            let cose = try COSEKey(cbor: COSEKey.rs256(n: n, e: e).cbor)
+            #expect(!Crypto.isUsableCOSEKey(cose), "e \(e)")
+            #expect(!Crypto.verifyCOSESignature(forged, of: Self.message, key: cose))
+        }
+        #expect(Crypto.isUsableCOSEKey(.rs256(n: n, e: [3])))
+        #expect(Crypto.isUsableCOSEKey(.rs256(n: n, e: [1, 0, 1])))
+    }
+
     static let p256 = [UInt8](repeating: 1, count: 32)
 
     @Test(arguments: [

@@ -26,6 +26,31 @@ import Testing
         "2bfRDIGeCgTKJNIbGcfp5yuJOY4k5bTXJTbIrcA2kO-t_u5DkhxFNErvBGYmwHSO5wAztWeUHWcgjhuDM-rZYNcp2LXbQiY4wATl43h4pLTLSHNF497RV9xr9vj_A7lyIqmUqPe31xyYXJRz9RJN8omtArdRRFtC62hGpJaEO3E9NQe7uXrnymMK_eeoTe17mHdMoDwF_VS-3OrW3X8O1stjpr8B_KnxrhWICu0JT3yUEHz3Aa8YzOz3_jFyri4URzJlvbAwwakJpss6N672mrxLonIRQ81v_VYjY68KvATFXPML80Aw3uesAbrVZmDuLJwRHjcsKM2DdSrs2AZ1sg"
     )
 
+    /// RSASSA-PKCS1-v1_5's encoded message for SHA-256 (RFC 8017 §9.2) of `message`, `length` bytes: with a
+    /// public exponent of 1 it is its own valid signature, made without any private key.
+    static func forgedRS256(_ message: [UInt8], length: Int = 256) -> [UInt8] {
+        let digestInfo: [UInt8] = [
+            0x30, 0x31, 0x30, 0x0d, 0x06, 0x09, 0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x02, 0x01, 0x05, 0x00, 0x04, 0x20,
+        ]
+        let t = digestInfo + Crypto.sha256(message)
+        return [0x00, 0x01] + [UInt8](repeating: 0xff, count: length - t.count - 3) + [0x00] + t
+    }
+
+    /// RSA public exponents below 3 or even are refused for every JWS algorithm (RFC 8017 §3.1); 3 and 65537
+    /// are fine.
+    @Test func rsaKeysWithAnExponentBelowThreeOrEvenAreRefused() {
+        let forged = Self.forgedRS256(Self.rsaInput)
+        for e: [UInt8] in [[1], [0, 1], [2], [1, 0, 0], [1, 0, 0, 0, 0, 0, 0, 0], []] {
+            let key = Crypto.JWKPublicKey.rsa(n: Self.rsaN, e: e)
+            #expect(!Crypto.verifyJWS(forged, of: Self.rsaInput, algorithm: .rs256, key: key), "e \(e)")
+            #expect(!Crypto.verifyJWS(Self.rs256Signature, of: Self.rsaInput, algorithm: .rs256, key: key))
+            #expect(!Crypto.verifyJWS(Self.ps256Signature, of: Self.rsaInput, algorithm: .ps256, key: key))
+            #expect(Crypto.VerifyingKey(.rsa(n: Self.rsaN, e: e)) == nil)
+        }
+        #expect(Crypto.VerifyingKey(.rsa(n: Self.rsaN, e: [3])) != nil)
+        #expect(Crypto.VerifyingKey(.rsa(n: Self.rsaN, e: [0, 1, 0, 1])) != nil)
+    }
+
     @Test func ed25519VerifiesTheRFC8037Vector() {
         #expect(Crypto.verifyJWS(Self.ed25519Signature, of: Self.ed25519Input, algorithm: .edDSA, key: .ed25519(x: Self.ed25519X)))
         var changed = Self.ed25519Input

@@ -93,6 +93,24 @@ import ZevAuthTesting
         #expect(refusal(String(tampered)) == .signature)
     }
 
+    /// A proof whose RSA `jwk` has e = 1, "signed" with the PKCS #1 encoding of its own signing input: no
+    /// private key was needed, and the proof is refused (RFC 8017 §3.1, docs/dpop.md, "The proof").
+    @Test func anRSAKeyWithExponentOneIsRefused() throws {
+        let n = [UInt8](repeating: 0xc5, count: 256)
+        for e: [UInt8] in [[1], [2]] {
+            let jwk: JSONValue = .object([("kty", "RSA"), ("n", .string(Base64URL.encode(n))), ("e", .string(Base64URL.encode(e)))])
+            let signed = try prover.proof(method: "POST", url: Self.url, issuedAt: Self.now, header: [("alg", "RS256"), ("jwk", jwk)])
+            let dot = try #require(signed.lastIndex(of: "."))
+            let input = Array(signed[..<dot].utf8)
+            let digestInfo: [UInt8] = [
+                0x30, 0x31, 0x30, 0x0d, 0x06, 0x09, 0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x02, 0x01, 0x05, 0x00, 0x04, 0x20,
+            ]
+            let t = digestInfo + Crypto.sha256(input)
+            let forged = [0x00, 0x01] + [UInt8](repeating: 0xff, count: 256 - t.count - 3) + [0x00] + t
+            #expect(refusal(signed[...dot] + Base64URL.encode(forged)) == .signature, "e \(e)")
+        }
+    }
+
     @Test func theMethodMustMatchExactly() throws {
         #expect(refusal(try prover.proof(method: "GET", url: Self.url, issuedAt: Self.now)) == .method)
         #expect(refusal(try prover.proof(method: "post", url: Self.url, issuedAt: Self.now)) == .method)
