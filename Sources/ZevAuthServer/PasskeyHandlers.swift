@@ -88,6 +88,19 @@ struct PasskeyHandlers: Sendable {
         members.first(where: { $0.0 == name })?.1.objectValue
     }
 
+    /// A body's `credential`, the `PublicKeyCredential` as JSON (WebAuthn Level 3 §5.1): `type` exactly
+    /// "public-key", `rawId` a canonical base64url credential ID of 1 to 1023 bytes, `id` exactly its
+    /// base64url, and `response` an object. Both ceremonies read it here; nil answers 400 `passkey_invalid`.
+    private static func credential(_ body: JSONObjectBody) -> (rawID: [UInt8], response: [(String, JSONValue)])? {
+        guard case .value(let credential) = body.object("credential"),
+            credential.first(where: { $0.0 == "type" })?.1.stringValue == "public-key",
+            let rawID = bytes(credential, "rawId"), (1...WebAuthn.maxCredentialIDBytes).contains(rawID.count),
+            credential.first(where: { $0.0 == "id" })?.1.stringValue == Base64URL.encode(rawID),
+            let response = object(credential, "response")
+        else { return nil }
+        return (rawID, response)
+    }
+
     /// The pending sign-in id a body names (a UUID, lower-case), nil when absent or empty, or `.failure` for
     /// anything else.
     private static func requestID(_ body: JSONObjectBody) -> Result<String?, Stop> {
@@ -154,10 +167,7 @@ struct PasskeyHandlers: Sendable {
                 return Self.refusal(400, "invalid_request", PersonFacingErrors.signInOver.headline)
             }
         }
-        guard case .value(let credential) = call.body.object("credential"),
-            let response = Self.object(credential, "response"),
-            let rawID = Self.bytes(credential, "rawId"), (1...WebAuthn.maxCredentialIDBytes).contains(rawID.count),
-            let clientDataJSON = Self.bytes(response, "clientDataJSON"),
+        guard let (rawID, response) = Self.credential(call.body), let clientDataJSON = Self.bytes(response, "clientDataJSON"),
             let authenticatorData = Self.bytes(response, "authenticatorData"), let signature = Self.bytes(response, "signature")
         else { return try failed(.invalid) }
         let userHandle = Self.bytes(response, "userHandle")
@@ -280,8 +290,7 @@ struct PasskeyHandlers: Sendable {
                 name = parsed
             }
         }
-        guard case .value(let credential) = call.body.object("credential"), let response = Self.object(credential, "response"),
-            let clientDataJSON = Self.bytes(response, "clientDataJSON"),
+        guard let (_, response) = Self.credential(call.body), let clientDataJSON = Self.bytes(response, "clientDataJSON"),
             let attestationObject = Self.bytes(response, "attestationObject")
         else { return Self.refusal(.invalid) }
         let transports =

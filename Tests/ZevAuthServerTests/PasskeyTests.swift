@@ -59,7 +59,8 @@ import ZevAuthTesting
     /// it out. - Returns: the create call's answer.
     @discardableResult
     static func create(
-        _ account: Account, _ authenticator: SoftwareAuthenticator, name: String? = nil, transports: Any? = ["internal", "hybrid"]
+        _ account: Account, _ authenticator: SoftwareAuthenticator, name: String? = nil, transports: Any? = ["internal", "hybrid"],
+        credential changes: [(String, Any?)] = []
     ) throws -> TestResponse {
         let options = try post(account.browser, account.server, "/account/passkeys/create/options", ["csrf": account.passkeyCSRF])
         guard options.status == 200 else { return options }
@@ -72,13 +73,12 @@ import ZevAuthTesting
             "clientDataJSON": Base64URL.encode(made.clientDataJSON), "attestationObject": Base64URL.encode(made.attestationObject),
         ]
         if let transports { response["transports"] = transports }
-        var body: [String: Any] = [
-            "csrf": account.passkeyCSRF,
-            "credential": [
-                "id": Base64URL.encode(authenticator.credentialID), "rawId": Base64URL.encode(authenticator.credentialID),
-                "type": "public-key", "response": response,
-            ] as [String: Any],
+        var credential: [String: Any] = [
+            "id": Base64URL.encode(authenticator.credentialID), "rawId": Base64URL.encode(authenticator.credentialID),
+            "type": "public-key", "response": response,
         ]
+        for (member, value) in changes { credential[member] = value }
+        var body: [String: Any] = ["csrf": account.passkeyCSRF, "credential": credential]
         if let name { body["name"] = name }
         return try post(account.browser, account.server, "/account/passkeys/create", body)
     }
@@ -295,6 +295,39 @@ import ZevAuthTesting
             #expect(forged.json["error"] as? String == "passkey_invalid")
         }
         #expect(try account.server.store.passkeys.passkeyCount(userID: account.setup.fixture.userID) == keys.count)
+    }
+
+    /// `credential.type` must be "public-key" and `credential.id` the base64url of `rawId` (WebAuthn Level 3
+    /// §5.1), when creating and when signing in.
+    @Test func theCredentialsTypeAndIDAreChecked() throws {
+        let clock = ManualClock(Date(timeIntervalSince1970: 4_000_000_000 + Double(Int.random(in: 0..<1_000_000)) * 900))
+        let account = try Self.account(clock: clock, configure: { $0.rateLimits.passwordPerAddress = 100 })
+        let device = try SoftwareAuthenticator(rpID: account.rpID, origin: account.server.issuer, synced: false)
+        let id = Base64URL.encode(device.credentialID)
+        let changes: [(String, Any?)] = [
+            ("type", "password"), ("type", nil), ("type", ["public-key"]), ("id", Base64URL.encode(try Crypto.randomBytes(16))),
+            ("id", nil), ("id", id + "="), ("id", id.uppercased()),
+        ]
+        for change in changes {
+            let created = try Self.create(account, device, credential: [change])
+            #expect(created.status == 400, "\(change)")
+            #expect(created.json["error"] as? String == "passkey_invalid")
+        }
+        #expect(try Self.create(account, device).status == 201)
+
+        for change in changes {
+            let app = try Self.appSignInPage(account)
+            let options = try Self.post(
+                app.browser, account.server, "/account/passkeys/signin/options", ["csrf": app.csrf, "request": app.request])
+            var body = try Self.assertionBody(device, challenge: try Self.challenge(options), csrf: app.csrf, request: app.request)
+            var credential = try #require(body["credential"] as? [String: Any])
+            credential[change.0] = change.1
+            body["credential"] = credential
+            let answer = try Self.post(app.browser, account.server, "/account/passkeys/signin", body)
+            #expect(answer.status == 400, "\(change)")
+            #expect(answer.json["error"] as? String == "passkey_invalid")
+        }
+        #expect(try Self.passkeySignIn(account, device).0.status == 200)
     }
 
     @Test func servesTheScriptFromThisOrigin() throws {
