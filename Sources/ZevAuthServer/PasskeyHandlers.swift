@@ -101,8 +101,8 @@ struct PasskeyHandlers: Sendable {
         return (rawID, response)
     }
 
-    /// The pending sign-in id a body names (a UUID, lower-case), nil when absent or empty, or `.failure` for
-    /// anything else.
+    /// The pending sign-in id a body names (a UUID, lower-case), nil when absent or empty, or `.failure` (400
+    /// `invalid_request`) for anything else: both options calls and both ceremonies read `request` here.
     private static func requestID(_ body: JSONObjectBody) -> Result<String?, Stop> {
         switch body.string("request") {
         case .missing: return .success(nil)
@@ -118,13 +118,15 @@ struct PasskeyHandlers: Sendable {
     // MARK: Signing in
 
     /// `POST /account/passkeys/signin/options` `{"csrf","request"?}` → 200 `{"publicKey":{…}}`: a fresh
-    /// challenge for a discoverable credential, bound to this browser (WebAuthn Level 3 §5.5).
+    /// challenge for a discoverable credential, bound to this browser (WebAuthn Level 3 §5.5); 400 when
+    /// `request` is not a pending sign-in's id (`requestID`, as the ceremony reads it).
     func signInOptions(_ request: HTTPRequest) throws -> HTTPResponse {
         let call: Call
         switch try self.call(request) {
         case .failure(let stop): return stop.response
         case .success(let value): call = value
         }
+        if case .failure(let stop) = Self.requestID(call.body) { return stop.response }
         let challenge = try BeginPasskeySignIn(store: store, secrets: context.secrets)(binding: call.binding, now: now)
         let options: JSONValue = .object([
             ("challenge", .string(Base64URL.encode(challenge))), ("rpId", .string(context.configuration.relyingParty.id)),
@@ -221,8 +223,9 @@ struct PasskeyHandlers: Sendable {
 
     // MARK: Creating
 
-    /// `POST /account/passkeys/create/options` `{"csrf"}` (signed in) → 200 `{"publicKey":{…}}`
-    /// (WebAuthn Level 3 §5.4); 409 `passkey_limit` at 20 passkeys; 401 when not signed in.
+    /// `POST /account/passkeys/create/options` `{"csrf","request"?}` (signed in) → 200 `{"publicKey":{…}}`
+    /// (WebAuthn Level 3 §5.4); 409 `passkey_limit` at 20 passkeys; 401 when not signed in; 400 when
+    /// `request` is not a pending sign-in's id (`requestID`).
     func createOptions(_ request: HTTPRequest) throws -> HTTPResponse {
         let call: Call
         switch try self.call(request) {
@@ -230,6 +233,7 @@ struct PasskeyHandlers: Sendable {
         case .success(let value): call = value
         }
         guard let current = try signedIn(request) else { return Self.notSignedIn }
+        if case .failure(let stop) = Self.requestID(call.body) { return stop.response }
         let begin = BeginPasskeyRegistration(store: store, secrets: context.secrets)
         let options: BeginPasskeyRegistration.Options
         switch try begin(userID: current.user.id, binding: call.binding, now: now) {

@@ -330,6 +330,33 @@ import ZevAuthTesting
         #expect(try Self.passkeySignIn(account, device).0.status == 200)
     }
 
+    /// Both options calls read `request` as the ceremonies do: an object, a number or a string that is no
+    /// pending sign-in's id is 400 `invalid_request`; absent, empty or a pending sign-in's id is fine.
+    @Test func theOptionsCallsRefuseAMalformedRequest() throws {
+        let account = try Self.account(clock: ManualClock())
+        let app = try Self.appSignInPage(account)
+        let malformed: [Any] = [["id": app.request], 5, "not-a-request", app.request + "x", [app.request]]
+        for value in malformed {
+            let signIn = try Self.post(
+                app.browser, account.server, "/account/passkeys/signin/options", ["csrf": app.csrf, "request": value])
+            #expect(signIn.status == 400, "\(value)")
+            #expect(signIn.json["error"] as? String == "invalid_request")
+            let create = try Self.post(
+                account.browser, account.server, "/account/passkeys/create/options", ["csrf": account.passkeyCSRF, "request": value])
+            #expect(create.status == 400, "\(value)")
+            #expect(create.json["error"] as? String == "invalid_request")
+        }
+        for value in ["", app.request] {
+            #expect(
+                try Self.post(app.browser, account.server, "/account/passkeys/signin/options", ["csrf": app.csrf, "request": value]).status
+                    == 200)
+            #expect(
+                try Self.post(
+                    account.browser, account.server, "/account/passkeys/create/options", ["csrf": account.passkeyCSRF, "request": value]
+                ).status == 200)
+        }
+    }
+
     @Test func servesTheScriptFromThisOrigin() throws {
         let account = try Self.account(clock: ManualClock())
         let script = try account.browser.get("/account/static/passkeys.js")
