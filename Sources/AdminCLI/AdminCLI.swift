@@ -163,6 +163,7 @@ public struct AdminCLI {
             Option(name: "--jwks-file", placeholder: "JWKS.json", required: false),
             Option(name: "--jwks-uri", placeholder: "URL", required: false),
             Option(name: "--require-pkce", placeholder: "true|false", required: false),
+            Option(name: "--require-par", placeholder: "true|false", required: false),
         ]
     }
 
@@ -186,6 +187,10 @@ public struct AdminCLI {
         if let flag = invocation.value("--require-pkce") {
             guard flag == "true" || flag == "false" else { throw UsageError(message: "--require-pkce takes true or false") }
             body["requirePkce"] = flag == "true"
+        }
+        if let flag = invocation.value("--require-par") {
+            guard flag == "true" || flag == "false" else { throw UsageError(message: "--require-par takes true or false") }
+            body["requirePushedAuthorizationRequests"] = flag == "true"
         }
         return body
     }
@@ -907,7 +912,10 @@ enum Render {
     /// answer carries it (creation only), with a reminder that it is shown once.
     static func webClient(_ json: [String: Any]) -> String {
         var rows = [["FIELD", "VALUE"]]
-        for key in ["clientId", "name", "tokenEndpointAuthMethod", "requirePkce", "jwksUri", "createdAt", "updatedAt"]
+        for key in [
+            "clientId", "name", "tokenEndpointAuthMethod", "requirePkce", "requirePushedAuthorizationRequests", "jwksUri", "createdAt",
+            "updatedAt",
+        ]
         where json[key] != nil {
             rows.append([key, text(json[key])])
         }

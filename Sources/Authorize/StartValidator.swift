@@ -62,10 +62,15 @@ public struct WebClientStartFacts: Sendable, Equatable {
     public let clientID: String
     /// Whether every request needs PKCE (false: an OpenID request with a `nonce` may go without).
     public let requirePKCE: Bool
+    /// The client's own `requirePushedAuthorizationRequests` (RFC 9126 §6 client metadata
+    /// `require_pushed_authorization_requests`): a start must resume a pushed request even when the
+    /// environment does not require it.
+    public let requirePushedRequests: Bool
 
-    public init(clientID: String, requirePKCE: Bool) {
+    public init(clientID: String, requirePKCE: Bool, requirePushedRequests: Bool = false) {
         self.clientID = clientID
         self.requirePKCE = requirePKCE
+        self.requirePushedRequests = requirePushedRequests
     }
 }
 
@@ -525,10 +530,12 @@ public enum StartValidator {
         return nil
     }
 
-    /// RFC 9126 §4 and docs/protocol.md#pushed-requests: a client whose environment requires pushed requests
-    /// may start only by resuming one; on both starts, after its redirect URI is trusted, `invalid_request`.
+    /// RFC 9126 §4, §6 and docs/protocol.md#pushed-requests: a client whose environment requires pushed
+    /// requests, or a web client that requires them itself, may start only by resuming one; on both starts,
+    /// after its redirect URI is trusted, `invalid_request`.
     static func checkPushedRequired(_ client: ClientEnvironment, endpoint: StartEndpoint) -> OAuthError? {
-        guard client.requiresPushedRequests, endpoint == .zevAuthStart || endpoint == .authorize else { return nil }
+        let required = client.requiresPushedRequests || client.webClient?.requirePushedRequests == true
+        guard required, endpoint == .zevAuthStart || endpoint == .authorize else { return nil }
         return OAuthError(.invalidRequest, "This client must use pushed authorization requests (POST /oauth2/par).")
     }
 

@@ -397,7 +397,7 @@ extension PostgresAuthorizations {
     /// A web client as the start sees it (docs/protocol.md, "Web clients"): its environment, its name on
     /// the consent page, its redirect URIs (registered as parsed by `RedirectURI.parse`, so they parse
     /// again; https ones count as verified, since a web client's redirect is a server, not an app link)
-    /// its PKCE rule and whether its environment requires pushed requests.
+    /// its PKCE rule and whether it, or its environment, requires pushed requests.
     func webStartClient(clientID: String) throws -> StartClient? {
         guard clientID.utf8.count <= 100 else { return nil }
         return try PostgresEdge.run {
@@ -405,7 +405,8 @@ extension PostgresAuthorizations {
                 let row = try pool.query(
                     """
                     SELECT c.name, array_to_json(c.redirect_uris)::text AS redirect_uris, c.require_pkce, e.id AS environment_id, e.kind,
-                           e.session_max_age_days, e.require_pushed_authorization_requests
+                           e.session_max_age_days, e.require_pushed_authorization_requests,
+                           c.require_pushed_authorization_requests AS client_requires_pushed
                     FROM web_clients c JOIN environments e ON e.id = c.environment_id
                     WHERE c.client_id = $1
                     """, [clientID]
@@ -419,7 +420,9 @@ extension PostgresAuthorizations {
                 environmentID: try row.string("environment_id"),
                 kind: try row.string("kind") == "production" ? .production : .development, appName: try row.string("name"),
                 registeredRedirects: redirects)
-            client.webClient = WebClientStartFacts(clientID: clientID, requirePKCE: try row.bool("require_pkce"))
+            client.webClient = WebClientStartFacts(
+                clientID: clientID, requirePKCE: try row.bool("require_pkce"),
+                requirePushedRequests: try row.bool("client_requires_pushed"))
             // The environment's requirement covers its web clients too (RFC 9126 §6; docs/protocol.md#pushed-requests).
             client.requiresPushedRequests = try row.bool("require_pushed_authorization_requests")
             return StartClient(client: client, sessionMaxAgeDays: try row.int("session_max_age_days"))

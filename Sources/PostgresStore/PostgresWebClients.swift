@@ -15,7 +15,7 @@ public struct PostgresWebClients: WebClientStore {
     static let columns = """
         c.client_id, c.environment_id, c.name, array_to_json(c.redirect_uris)::text AS redirect_uris,
         array_to_json(c.post_logout_redirect_uris)::text AS post_logout_redirect_uris, c.token_endpoint_auth_method, c.jwks,
-        c.jwks_uri, c.require_pkce, c.created_at, c.updated_at
+        c.jwks_uri, c.require_pkce, c.require_pushed_authorization_requests, c.created_at, c.updated_at
         """
 
     static let secretColumns = "s.id, s.client_id, s.suffix, s.created_at, s.revoked_at, s.expires_at"
@@ -38,7 +38,8 @@ public struct PostgresWebClients: WebClientStore {
             clientID: try row.string("client_id"), environmentID: try row.string("environment_id"), name: try row.string("name"),
             redirectURIs: strings(row["redirect_uris"]), postLogoutRedirectURIs: strings(row["post_logout_redirect_uris"]),
             authMethod: method, jwks: row["jwks"], jwksURI: row["jwks_uri"], requirePKCE: try row.bool("require_pkce"),
-            createdAt: try row.date("created_at"), updatedAt: try row.date("updated_at"))
+            requirePushedRequests: try row.bool("require_pushed_authorization_requests"), createdAt: try row.date("created_at"),
+            updatedAt: try row.date("updated_at"))
     }
 
     static func secret(_ row: PostgresRow) throws -> WebClientSecretRecord {
@@ -93,10 +94,11 @@ public struct PostgresWebClients: WebClientStore {
                     """
                     WITH c AS (
                         INSERT INTO web_clients (client_id, environment_id, name, redirect_uris, post_logout_redirect_uris,
-                            token_endpoint_auth_method, jwks, jwks_uri, require_pkce, created_at, updated_at)
+                            token_endpoint_auth_method, jwks, jwks_uri, require_pkce, require_pushed_authorization_requests,
+                            created_at, updated_at)
                         VALUES ($1, $2::uuid, $3, ARRAY(SELECT jsonb_array_elements_text($4::jsonb)),
-                            ARRAY(SELECT jsonb_array_elements_text($5::jsonb)), $6, $7, $8, $9::boolean, to_timestamp($10::float8),
-                            to_timestamp($10::float8))
+                            ARRAY(SELECT jsonb_array_elements_text($5::jsonb)), $6, $7, $8, $9::boolean, $11::boolean,
+                            to_timestamp($10::float8), to_timestamp($10::float8))
                         RETURNING *
                     )
                     SELECT \(Self.columns) FROM c
@@ -105,6 +107,7 @@ public struct PostgresWebClients: WebClientStore {
                         clientID, environmentID, columns.name, Self.jsonArray(columns.redirectURIs),
                         Self.jsonArray(columns.postLogoutRedirectURIs), columns.authMethod.rawValue, columns.jwks, columns.jwksURI,
                         columns.requirePKCE ? "true" : "false", SQLTime.parameter(now),
+                        columns.requirePushedRequests ? "true" : "false",
                     ]
                 ).rows
                 if let secret {
@@ -142,7 +145,7 @@ public struct PostgresWebClients: WebClientStore {
                         UPDATE web_clients SET name = $3, redirect_uris = ARRAY(SELECT jsonb_array_elements_text($4::jsonb)),
                             post_logout_redirect_uris = ARRAY(SELECT jsonb_array_elements_text($5::jsonb)),
                             token_endpoint_auth_method = $6, jwks = $7, jwks_uri = $8, require_pkce = $9::boolean,
-                            updated_at = to_timestamp($10::float8)
+                            require_pushed_authorization_requests = $11::boolean, updated_at = to_timestamp($10::float8)
                         WHERE client_id = $1 AND environment_id = $2::uuid
                         RETURNING *
                     )
@@ -152,6 +155,7 @@ public struct PostgresWebClients: WebClientStore {
                         clientID, environmentID, columns.name, Self.jsonArray(columns.redirectURIs),
                         Self.jsonArray(columns.postLogoutRedirectURIs), columns.authMethod.rawValue, columns.jwks, columns.jwksURI,
                         columns.requirePKCE ? "true" : "false", SQLTime.parameter(now),
+                        columns.requirePushedRequests ? "true" : "false",
                     ]
                 ).rows
                 guard !rows.isEmpty else { throw WebClientRefusal.noClient }

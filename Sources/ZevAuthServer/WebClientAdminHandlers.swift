@@ -23,8 +23,8 @@ struct WebClientSecretBody: JSONEncodable {
 
 /// A web client as the admin API and the console show it (docs/protocol.md, "Web clients"):
 /// `{"clientId","name","redirectUris","postLogoutRedirectUris","tokenEndpointAuthMethod","jwks","jwksUri",
-/// "requirePkce","secrets","createdAt","updatedAt"}` (`jwks` the key set as registered or `null`), plus
-/// `clientSecret` in the creation's answer only.
+/// "requirePkce","requirePushedAuthorizationRequests","secrets","createdAt","updatedAt"}` (`jwks` the key set
+/// as registered or `null`), plus `clientSecret` in the creation's answer only.
 struct WebClientBody: JSONEncodable {
     let listed: ListedWebClient
     var clientSecret: String? = nil
@@ -40,6 +40,7 @@ struct WebClientBody: JSONEncodable {
             object.field("jwks", client.jwks.flatMap { try? JSONValue.parse(Array($0.utf8)) } ?? .null)
             object.field("jwksUri", client.jwksURI)
             object.field("requirePkce", client.requirePKCE)
+            object.field("requirePushedAuthorizationRequests", client.requirePushedRequests)
             object.field("secrets") { writer in writer.array(listed.secrets.map { WebClientSecretBody(secret: $0) }) }
             object.field("createdAt", Wire.timestamp(client.createdAt))
             object.field("updatedAt", Wire.timestamp(client.updatedAt))
@@ -109,6 +110,9 @@ struct WebClientAdminHandlers: Sendable {
             case Member.requirePKCE:
                 guard let flag = value.boolValue else { return wrong(name, "must be true or false") }
                 fields.requirePKCE = flag
+            case Member.requirePushedRequests:
+                guard let flag = value.boolValue else { return wrong(name, "must be true or false") }
+                fields.requirePushedRequests = flag
             default:
                 return .failure(AdminHandlers.Stop(Wire.error(.invalidRequest, "The body has a member that is not a web client field.")))
             }

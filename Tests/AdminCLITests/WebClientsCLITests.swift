@@ -43,6 +43,11 @@ import ZevAuthTesting
         let updated = runCLI(["clients", "update", clientID, "--require-pkce", "false"], environment: env)
         #expect(updated.status == 0)
         #expect(updated.output.stdout.contains("requirePkce") && updated.output.stdout.contains("false"))
+        let requiresPAR = runCLI(["clients", "update", clientID, "--require-par", "true"], environment: env)
+        #expect(requiresPAR.status == 0, "\(requiresPAR.output.stderr)")
+        let parRow = requiresPAR.output.stdout.split(separator: "\n").first { $0.hasPrefix("requirePushedAuthorizationRequests") }
+        #expect(parRow?.hasSuffix("true") == true)
+        #expect(runCLI(["clients", "update", clientID, "--require-par", "yes"], environment: env).status != 0)
 
         let deleted = runCLI(["clients", "delete", clientID], environment: env)
         #expect(deleted.output.stdout.contains("deleted web client \(clientID)"))

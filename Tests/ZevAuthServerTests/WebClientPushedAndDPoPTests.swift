@@ -8,7 +8,7 @@ import ZevAuthTesting
 /// Web clients with pushed authorization requests and DPoP over HTTP against PostgreSQL: a web client
 /// authenticates at `/oauth2/par` as at the token endpoint (RFC 9126 §2; docs/protocol.md#pushed-requests),
 /// and a DPoP proof binds its code exchange and refresh at `/oauth2/token` as a native app's (RFC 9449 §5;
-/// docs/dpop.md, "Binding").
+/// docs/dpop.md, "Binding"). A web client may require pushed requests itself (RFC 9126 §6).
 @Suite struct WebClientPushedAndDPoPTests {
     typealias T = WebClientTokenTests
 
@@ -57,6 +57,66 @@ import ZevAuthTesting
             startTarget([("client_id", fixture.developmentKey), ("request_uri", otherURI)], path: "/oauth2/authorize"))
         #expect(native.status == 400)
         #expect(native.text.contains("invalid_request_uri"))
+    }
+
+    /// An admin API call under the development secret key, answered as JSON.
+    static func admin(_ server: TestServer, _ fixture: Fixture, _ method: String, _ path: String, _ body: [String: Any]? = nil) throws
+        -> (status: Int, json: [String: Any])
+    {
+        let response = try server.client.send(
+            method, path, headers: [("Authorization", "Bearer \(fixture.developmentSecret)"), ("Content-Type", "application/json")],
+            body: try body.map { Array(try JSONSerialization.data(withJSONObject: $0)) } ?? [])
+        return (response.status, try T.json(response))
+    }
+
+    @Test func aWebClientThatRequiresPushedRequestsStartsOnlyThroughPAR() throws {
+        let server = try TestServer()
+        let fixture = try Fixture.make(store: server.store)
+        let strict = try T.register(server, fixture, method: "client_secret_basic", extra: ["requirePushedAuthorizationRequests": true])
+        let secret = try #require(strict.secret)
+        let plain = try T.register(server, fixture, method: "client_secret_basic")
+
+        // The flag round-trips through the admin API: shown, listed, and false by default.
+        let shown = try Self.admin(server, fixture, "GET", "/v1/admin/clients/\(strict.id)")
+        #expect(shown.status == 200)
+        #expect(shown.json["requirePushedAuthorizationRequests"] as? Bool == true)
+        let listed = try Self.admin(server, fixture, "GET", "/v1/admin/clients")
+        let items = try #require(listed.json["items"] as? [[String: Any]])
+        let flags = Dictionary(
+            uniqueKeysWithValues: items.map { ($0["clientId"] as? String ?? "", $0["requirePushedAuthorizationRequests"] as? Bool) })
+        #expect(flags[strict.id] == true)
+        #expect(flags[plain.id] == false)
+        let wrong = try Self.admin(
+            server, fixture, "PATCH", "/v1/admin/clients/\(strict.id)", ["requirePushedAuthorizationRequests": "yes"])
+        #expect(wrong.status == 400)
+        #expect(wrong.json["error"] as? String == "invalid_request")
+
+        // A plain start is refused with the environment rule's redirected invalid_request, the state kept.
+        let refused = try T.signIn(server, fixture, clientID: strict.id, pkce: PKCEPair())
+        #expect(refused["error"] == "invalid_request")
+        #expect(refused["state"] == "st")
+        #expect(refused["code"] == nil)
+
+        // Through PAR it signs in.
+        let pkce = PKCEPair()
+        let pushed = try Self.push(
+            server,
+            [
+                ("response_type", "code"), ("redirect_uri", T.redirect), ("state", "st"), ("code_challenge", pkce.challenge),
+                ("code_challenge_method", "S256"),
+            ], headers: [T.basic(strict.id, secret)])
+        #expect(pushed.status == 201, "\(pushed.text)")
+        let requestURI = try #require(try T.json(pushed)["request_uri"] as? String)
+        let resumed = try T.signIn(server, fixture, clientID: strict.id, pkce: nil, extra: [("request_uri", requestURI)])
+        #expect(resumed["code"] != nil, "\(resumed)")
+
+        // A client without the flag still starts plainly; turning the flag off lets the strict one too.
+        #expect(try T.signIn(server, fixture, clientID: plain.id, pkce: PKCEPair())["code"] != nil)
+        let updated = try Self.admin(
+            server, fixture, "PATCH", "/v1/admin/clients/\(strict.id)", ["requirePushedAuthorizationRequests": false])
+        #expect(updated.status == 200)
+        #expect(updated.json["requirePushedAuthorizationRequests"] as? Bool == false)
+        #expect(try T.signIn(server, fixture, clientID: strict.id, pkce: PKCEPair())["code"] != nil)
     }
 
     @Test func aDPoPProofBindsAWebClientsExchangeAndRefresh() throws {

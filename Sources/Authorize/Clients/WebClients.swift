@@ -35,13 +35,17 @@ public struct WebClientRecord: Sendable, Equatable {
     public let jwksURI: String?
     /// Whether every code request needs PKCE S256 (default true; docs/protocol.md, "Web clients").
     public let requirePKCE: Bool
+    /// Whether every start must resume a pushed request (default false; RFC 9126 §6 client metadata
+    /// `require_pushed_authorization_requests`; docs/protocol.md, "Web clients").
+    public let requirePushedRequests: Bool
     public let createdAt: Date
     public let updatedAt: Date
 
     /// Creates a record (the store builds it from a row; tests from literals).
     public init(
         clientID: String, environmentID: String, name: String, redirectURIs: [String], postLogoutRedirectURIs: [String],
-        authMethod: TokenEndpointAuthMethod, jwks: String?, jwksURI: String?, requirePKCE: Bool, createdAt: Date, updatedAt: Date
+        authMethod: TokenEndpointAuthMethod, jwks: String?, jwksURI: String?, requirePKCE: Bool, requirePushedRequests: Bool = false,
+        createdAt: Date, updatedAt: Date
     ) {
         self.clientID = clientID
         self.environmentID = environmentID
@@ -52,6 +56,7 @@ public struct WebClientRecord: Sendable, Equatable {
         self.jwks = jwks
         self.jwksURI = jwksURI
         self.requirePKCE = requirePKCE
+        self.requirePushedRequests = requirePushedRequests
         self.createdAt = createdAt
         self.updatedAt = updatedAt
     }
@@ -117,6 +122,7 @@ public struct WebClientFields: Sendable, Equatable {
     /// `.some(nil)`: given as `null` (update: remove it).
     public var jwksURI: String??
     public var requirePKCE: Bool?
+    public var requirePushedRequests: Bool?
 
     public init() {}
 
@@ -129,8 +135,11 @@ public struct WebClientFields: Sendable, Equatable {
         public static let jwks = "jwks"
         public static let jwksURI = "jwksUri"
         public static let requirePKCE = "requirePkce"
+        public static let requirePushedRequests = "requirePushedAuthorizationRequests"
         /// Every member a client takes.
-        public static let all: Set<String> = [name, redirectURIs, postLogoutRedirectURIs, authMethod, jwks, jwksURI, requirePKCE]
+        public static let all: Set<String> = [
+            name, redirectURIs, postLogoutRedirectURIs, authMethod, jwks, jwksURI, requirePKCE, requirePushedRequests,
+        ]
     }
 }
 
@@ -143,6 +152,8 @@ public struct WebClientColumns: Sendable, Equatable {
     public let jwks: String?
     public let jwksURI: String?
     public let requirePKCE: Bool
+    /// Whether every start must resume a pushed request (default false).
+    public let requirePushedRequests: Bool
 
     /// The registration rules (docs/protocol.md, "Web clients"), applied to `fields` over `existing` (nil
     /// when creating). In order: `name` (`DisplayName`), `redirectUris` (1 to 10, each parsed by
@@ -243,7 +254,8 @@ public struct WebClientColumns: Sendable, Equatable {
         return .success(
             WebClientColumns(
                 name: name, redirectURIs: redirects, postLogoutRedirectURIs: logout, authMethod: method, jwks: jwks, jwksURI: jwksURI,
-                requirePKCE: fields.requirePKCE ?? existing?.requirePKCE ?? true))
+                requirePKCE: fields.requirePKCE ?? existing?.requirePKCE ?? true,
+                requirePushedRequests: fields.requirePushedRequests ?? existing?.requirePushedRequests ?? false))
     }
 
     /// The most redirect URIs of one list.
