@@ -43,20 +43,7 @@ public struct PostgresAuthorizations: Sendable {
                 SELECT 1 FROM rate_limit_counters
                 WHERE bucket = $9 AND key = $10 AND window_start = to_timestamp($11::float8) AND count >= $12::int
             ) AS over
-        ), dpop AS (
-            SELECT COALESCE((SELECT require_dpop FROM env), false) AND $13::text IS NULL AS missing,
-                   COALESCE((SELECT require_dpop FROM env), false) AND $13::text IS NOT NULL AND NOT $16::boolean AS stale_nonce
-        ), proof_use AS (
-            INSERT INTO dpop_proof_uses (jkt, jti_hash, expires_at)
-            SELECT $13, $14, to_timestamp($15::float8) FROM dpop
-            WHERE $13::text IS NOT NULL AND EXISTS (SELECT 1 FROM env) AND NOT (SELECT over FROM gate) AND NOT dpop.stale_nonce
-            ON CONFLICT (jkt, jti_hash) DO UPDATE SET expires_at = EXCLUDED.expires_at
-                WHERE dpop_proof_uses.expires_at <= to_timestamp($5::float8)
-            RETURNING 1
-        ), proof_ok AS (
-            SELECT NOT dpop.missing AND NOT dpop.stale_nonce AND ($13::text IS NULL OR EXISTS (SELECT 1 FROM proof_use)) AS ok
-            FROM dpop
-        ), holder AS (
+        ), \(DPoPProofSQL.commonTableExpressions(.init(thumbprint: 13, jtiDigest: 14, usableUntil: 15, nonceAccepted: 16, now: 5), gatedByRateLimit: true)), holder AS (
             SELECT u.id FROM authorization_codes c0 JOIN users u ON u.id = c0.user_id
             WHERE c0.code_hash = $2 AND c0.consumed_at IS NULL AND u.closed_at IS NULL
             FOR SHARE OF u

@@ -38,20 +38,7 @@ public struct PostgresSessions: Sendable {
                 SELECT 1 FROM rate_limit_counters
                 WHERE bucket = $6 AND key = $7 AND window_start = to_timestamp($8::float8) AND count >= $9::int
             ) AS over
-        ), dpop AS (
-            SELECT COALESCE((SELECT require_dpop FROM env), false) AND $10::text IS NULL AS missing,
-                   COALESCE((SELECT require_dpop FROM env), false) AND $10::text IS NOT NULL AND NOT $13::boolean AS stale_nonce
-        ), proof_use AS (
-            INSERT INTO dpop_proof_uses (jkt, jti_hash, expires_at)
-            SELECT $10, $11, to_timestamp($12::float8) FROM dpop
-            WHERE $10::text IS NOT NULL AND EXISTS (SELECT 1 FROM env) AND NOT (SELECT over FROM gate) AND NOT dpop.stale_nonce
-            ON CONFLICT (jkt, jti_hash) DO UPDATE SET expires_at = EXCLUDED.expires_at
-                WHERE dpop_proof_uses.expires_at <= to_timestamp($3::float8)
-            RETURNING 1
-        ), proof_ok AS (
-            SELECT NOT dpop.missing AND NOT dpop.stale_nonce AND ($10::text IS NULL OR EXISTS (SELECT 1 FROM proof_use)) AS ok
-            FROM dpop
-        ), presented AS (
+        ), \(DPoPProofSQL.commonTableExpressions(.init(thumbprint: 10, jtiDigest: 11, usableUntil: 12, nonceAccepted: 13, now: 3), gatedByRateLimit: true)), presented AS (
             SELECT r.session_id, r.generation, s.revoked_at, s.revoked_reason, s.auth_time, s.last_refreshed_at,
                    u.closed_at, s.dpop_jkt, COALESCE(s.dpop_jkt = $10, s.dpop_jkt IS NULL) AS key_matches,
                    -- Within the reuse grace only when one is configured: a request's time is read before its

@@ -50,20 +50,7 @@ public struct PostgresTokenExchange: TokenExchangeStore {
         WITH env AS (
             SELECT id, session_max_age_days, session_idle_days, access_token_ttl_minutes, id_token_signing_alg, require_dpop
             FROM environments WHERE id = $1::uuid
-        ), dpop AS (
-            SELECT COALESCE((SELECT require_dpop FROM env), false) AND $9::text IS NULL AS missing,
-                   COALESCE((SELECT require_dpop FROM env), false) AND $9::text IS NOT NULL AND NOT $12::boolean AS stale_nonce
-        ), proof_use AS (
-            INSERT INTO dpop_proof_uses (jkt, jti_hash, expires_at)
-            SELECT $9, $10, to_timestamp($11::float8) FROM dpop
-            WHERE $9::text IS NOT NULL AND EXISTS (SELECT 1 FROM env) AND NOT dpop.stale_nonce
-            ON CONFLICT (jkt, jti_hash) DO UPDATE SET expires_at = EXCLUDED.expires_at
-                WHERE dpop_proof_uses.expires_at <= to_timestamp($5::float8)
-            RETURNING 1
-        ), proof_ok AS (
-            SELECT NOT dpop.missing AND NOT dpop.stale_nonce AND ($9::text IS NULL OR EXISTS (SELECT 1 FROM proof_use)) AS ok
-            FROM dpop
-        ), account AS (
+        ), \(DPoPProofSQL.commonTableExpressions(.init(thumbprint: 9, jtiDigest: 10, usableUntil: 11, nonceAccepted: 12, now: 5), gatedByRateLimit: false)), account AS (
             SELECT u.id, u.email, u.name, u.image_url, u.created_at, u.email_verified_at FROM users u
             WHERE u.id = $2::uuid AND u.closed_at IS NULL
             FOR SHARE OF u
