@@ -38,9 +38,13 @@ public enum TestDatabase {
     /// - Returns: whether they did.
     public static func waitForWaiters(blockedBy holder: PostgresConnection, count: Int = 1) throws -> Bool {
         let pid = try holder.query("SELECT pg_backend_pid() AS pid").rows[0].string("pid")
+        // Its own connection, not the shared pool: under the whole suite's parallel load a poll waiting for a
+        // pooled connection could outlast the waiters' 5-second statement timeout, so they would give up (503)
+        // before being seen.
+        let probe = try PostgresConnection(url: url)
         // Up to 30 s: under the whole suite's parallel load the waiters may take a while to reach the lock.
         for _ in 0..<3000 {
-            let waiting = try pool.query(
+            let waiting = try probe.query(
                 """
                 WITH RECURSIVE waiter (pid) AS (
                     SELECT pid FROM pg_stat_activity WHERE $1::int = ANY (pg_blocking_pids(pid))
