@@ -32,6 +32,42 @@ public struct Options: Sendable, Equatable {
     public var caFile: String?
     /// The longest `Retry-After` honoured before a check is skipped, seconds.
     public var maxBackoffSeconds = 30
+    /// Confidential web clients (docs/protocol.md, "Web clients"): each one's token exchange is checked with
+    /// its own authentication method; the first also runs the Basic, Form Post and RP-Initiated Logout
+    /// modules. From `--dev-json`'s `webClients`, or one client from the `--web-client-…` flags.
+    public var webClients: [WebClient] = []
+
+    /// A confidential web client the checks may use.
+    public struct WebClient: Sendable, Equatable {
+        /// Its `zc_…` client id.
+        public var clientID: String
+        /// `client_secret_basic`, `client_secret_post` or `private_key_jwt` (RFC 7591 §2).
+        public var authMethod: String
+        /// A registered redirect URI, matched byte for byte.
+        public var redirectURI: String
+        /// Its secret, for the secret methods (never printed).
+        public var secret: String?
+        /// Its private key as PEM PKCS#8 (P-256 or RSA), for `private_key_jwt` (never printed).
+        public var privateKeyPEM: String?
+        /// The `kid` of that key in the client's JWKS, sent in the assertion's header.
+        public var keyID: String?
+        /// A registered `post_logout_redirect_uri`, when the client has one.
+        public var postLogoutRedirectURI: String?
+
+        /// A web client.
+        public init(
+            clientID: String, authMethod: String, redirectURI: String, secret: String? = nil, privateKeyPEM: String? = nil,
+            keyID: String? = nil, postLogoutRedirectURI: String? = nil
+        ) {
+            self.clientID = clientID
+            self.authMethod = authMethod
+            self.redirectURI = redirectURI
+            self.secret = secret
+            self.privateKeyPEM = privateKeyPEM
+            self.keyID = keyID
+            self.postLogoutRedirectURI = postLogoutRedirectURI
+        }
+    }
 
     /// Defaults; fill with ``parse(_:readFile:)``.
     public init() {}
@@ -42,6 +78,9 @@ public struct Options: Sendable, Equatable {
                                    [--production-client-id pk_live_…] [--totp-secret BASE32] [--secret-key sk_…]
                                    [--operator-token T] [--association-host HOST …] [--slow] [--json] [--junit FILE]
                                    [--ca-file PEM] [--max-backoff SECONDS]
+                                   [--web-client-id zc_… --web-client-redirect-uri URI
+                                    (--web-client-secret S | --web-client-key-file KEY.pem [--web-client-key-id KID])
+                                    [--web-client-auth-method METHOD] [--web-client-post-logout-redirect-uri URI]]
                zevauth-conformance --dev-json .zevauth/dev.json [flags that override it]
 
         """
@@ -70,7 +109,9 @@ public struct Options: Sendable, Equatable {
         var index = 0
         let valued: Set<String> = [
             "--issuer", "--client-id", "--redirect-uri", "--email", "--password", "--production-client-id", "--totp-secret",
-            "--secret-key", "--operator-token", "--junit", "--ca-file", "--max-backoff",
+            "--secret-key", "--operator-token", "--junit", "--ca-file", "--max-backoff", "--web-client-id", "--web-client-secret",
+            "--web-client-key-file", "--web-client-key-id", "--web-client-auth-method", "--web-client-redirect-uri",
+            "--web-client-post-logout-redirect-uri",
         ]
         while index < arguments.count {
             let flag = arguments[index]
@@ -107,6 +148,15 @@ public struct Options: Sendable, Equatable {
             options.email = user?["email"] as? String ?? ""
             options.password = user?["password"] as? String ?? ""
             options.redirectURI = callbacks.first(where: Verdicts.isLoopback) ?? callbacks.first ?? ""
+            options.webClients = (object["webClients"] as? [[String: Any]] ?? []).compactMap { client in
+                guard let id = client["clientId"] as? String, let method = client["tokenEndpointAuthMethod"] as? String,
+                    let redirect = (client["redirectUris"] as? [String])?.first
+                else { return nil }
+                return WebClient(
+                    clientID: id, authMethod: method, redirectURI: redirect, secret: client["clientSecret"] as? String,
+                    privateKeyPEM: client["privateKeyPem"] as? String, keyID: client["keyId"] as? String,
+                    postLogoutRedirectURI: (client["postLogoutRedirectUris"] as? [String])?.first)
+            }
         }
         if let value = flags["--issuer"] { options.issuer = value }
         if let value = flags["--client-id"] { options.clientID = value }
@@ -125,6 +175,11 @@ public struct Options: Sendable, Equatable {
             }
             options.maxBackoffSeconds = seconds
         }
+        if let id = flags["--web-client-id"] {
+            options.webClients = [try webClient(id, flags: flags, readFile: readFile)]
+        } else if let flag = flags.keys.sorted().first(where: { $0.hasPrefix("--web-client-") }) {
+            throw Problem(message: "\(flag) needs --web-client-id")
+        }
         options.associationHosts = hosts
         while options.issuer.hasSuffix("/") { options.issuer.removeLast() }
         for (name, value) in [
@@ -139,6 +194,35 @@ public struct Options: Sendable, Equatable {
         return options
     }
 
+    /// The web client of the `--web-client-…` flags: a secret or a key file (the method defaults to
+    /// `client_secret_basic` with a secret, `private_key_jwt` with a key) and a redirect URI.
+    static func webClient(_ id: String, flags: [String: String], readFile: (String) throws -> Data) throws -> WebClient {
+        guard let redirect = flags["--web-client-redirect-uri"] else { throw Problem(message: "--web-client-redirect-uri is required") }
+        var pem: String?
+        if let path = flags["--web-client-key-file"] {
+            guard let data = try? readFile(path), let text = String(data: data, encoding: .utf8), text.contains("PRIVATE KEY-----") else {
+                throw Problem(message: "--web-client-key-file: \(path) is not a readable PEM private key")
+            }
+            pem = text
+        }
+        let secret = flags["--web-client-secret"]
+        let method = flags["--web-client-auth-method"] ?? (pem != nil ? "private_key_jwt" : "client_secret_basic")
+        switch method {
+        case "client_secret_basic", "client_secret_post":
+            guard secret != nil else { throw Problem(message: "--web-client-auth-method \(method) needs --web-client-secret") }
+        case "private_key_jwt":
+            guard pem != nil else { throw Problem(message: "--web-client-auth-method private_key_jwt needs --web-client-key-file") }
+        default:
+            throw Problem(message: "--web-client-auth-method must be client_secret_basic, client_secret_post or private_key_jwt")
+        }
+        return WebClient(
+            clientID: id, authMethod: method, redirectURI: redirect, secret: secret, privateKeyPEM: pem,
+            keyID: flags["--web-client-key-id"], postLogoutRedirectURI: flags["--web-client-post-logout-redirect-uri"])
+    }
+
     /// Every secret among the options (for the ``Redactor``).
-    public var secrets: [String] { [password, totpSecret, secretKey, operatorToken].compactMap { $0 } }
+    public var secrets: [String] {
+        [password, totpSecret, secretKey, operatorToken].compactMap { $0 }
+            + webClients.flatMap { [$0.secret, $0.privateKeyPEM].compactMap { $0 } }
+    }
 }
