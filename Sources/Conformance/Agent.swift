@@ -177,10 +177,12 @@ public final class Browser: Sendable {
     }
 
     /// Opens `startTarget` (a path with query) and plays the person: sign in, give the TOTP code, allow.
-    /// Stops at the first answer that leaves the server's own pages.
+    /// Stops at the first answer that leaves the server's own pages. With `startForm`, the start is a form
+    /// POST of those parameters to `startTarget` (OpenID Connect Core §3.1.2.1) instead of a GET.
     /// - Throws: ``AgentError``; `.signInStopped` when a page did not go as a person would expect.
-    public func signIn(startTarget: String) throws(AgentError) -> Flow {
-        var response = try get(startTarget)
+    public func signIn(startTarget: String, startForm: [(String, String)]? = nil) throws(AgentError) -> Flow {
+        var response: Observed
+        if let startForm { response = try post(startTarget, startForm) } else { response = try get(startTarget) }
         var postStatus: Int?
         var framing: Bool?
         var totpTried = 0
@@ -234,9 +236,10 @@ public final class Browser: Sendable {
     }
 }
 
-/// The first `<form>` of a page: its action and hidden inputs.
+/// The first `<form>` of a page: its action, method (lower-cased, `get` when absent) and hidden inputs.
 struct HTMLForm {
     let action: String
+    let method: String
     let hidden: [(String, String)]
 
     static func first(in page: String) -> HTMLForm? {
@@ -257,7 +260,7 @@ struct HTMLForm {
             }
             rest = after[end...]
         }
-        return HTMLForm(action: attributes["action"] ?? "", hidden: hidden)
+        return HTMLForm(action: attributes["action"] ?? "", method: attributes["method"]?.lowercased() ?? "get", hidden: hidden)
     }
 
     /// `name="value"` pairs of one tag, values HTML-unescaped.
