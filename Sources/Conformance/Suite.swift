@@ -178,6 +178,7 @@ public final class Suite {
         group("OpenID Connect Core §3.1.2.1", "prompt, max_age and RP-initiated logout", openIDPromptLogoutChecks)
         group("protocol.md#jwks", "OpenID signing keys (JWKS)", openIDKeyChecks)
         group("protocol.md#openid", "OpenID Connect: discovery, nonce, ID token claims, userinfo", openIDChecks)
+        runWebClientPlans()
         if options.secretKey != nil {
             group("RFC 7662 §2", "introspection", introspectionChecks)
         } else {
