@@ -199,14 +199,17 @@ extension PostgresSessions: RevokeStore {
 }
 
 extension PostgresSessions: IntrospectStore {
-    /// A live access token of `environmentID` (RFC 7662 §2.2 `active: true`).
+    /// A live access token of `environmentID` (RFC 7662 §2.2 `active: true`). Its `client_id` is the client
+    /// the token was issued to: the web client named on the session (sql/026), else the environment's
+    /// publishable key (docs/protocol.md#introspect).
     public func introspect(environmentID: String, accessTokenHash: String, now: Date) throws -> IntrospectedToken? {
         guard UUID(uuidString: environmentID) != nil else { return nil }
         return try PostgresEdge.run {
             guard
                 let row = try pool.query(
                     """
-                    SELECT s.id AS session_id, s.user_id, e.publishable_key, a.issued_at, a.expires_at, s.dpop_jkt
+                    SELECT s.id AS session_id, s.user_id, COALESCE(s.web_client_id, e.publishable_key) AS client_id,
+                           a.issued_at, a.expires_at, s.dpop_jkt
                     FROM issued_access_tokens a JOIN sessions s ON s.id = a.session_id
                     JOIN environments e ON e.id = s.environment_id JOIN users u ON u.id = s.user_id
                     WHERE a.token_hash = $1 AND e.id = $2 AND a.expires_at > to_timestamp($3::float8)
@@ -218,7 +221,7 @@ extension PostgresSessions: IntrospectStore {
             else { return nil }
             var token = IntrospectedToken(
                 sessionID: try row.string("session_id"), userID: try row.string("user_id"),
-                clientID: try row.string("publishable_key"), issuedAt: try row.date("issued_at"), expiresAt: try row.date("expires_at"))
+                clientID: try row.string("client_id"), issuedAt: try row.date("issued_at"), expiresAt: try row.date("expires_at"))
             token.dpopThumbprint = row["dpop_jkt"]
             return token
         }

@@ -4,7 +4,8 @@ import Foundation
 public struct IntrospectedToken: Sendable, Equatable {
     public let sessionID: String
     public let userID: String
-    /// The environment's publishable key, the OAuth `client_id`.
+    /// The OAuth `client_id` the token was issued to: the web client's `zc_…` id for a web client's session,
+    /// else the environment's publishable key (docs/protocol.md#introspect).
     public let clientID: String
     public let issuedAt: Date
     public let expiresAt: Date
