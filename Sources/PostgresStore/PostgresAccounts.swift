@@ -96,20 +96,40 @@ public struct PostgresAccounts: Sendable, CreateUserStore, AccountSignInStore, C
         }
     }
 
-    /// Revokes the person's sessions in the environment and forgets the remembered consent, in one transaction.
+    /// Revokes the person's sessions with the app and forgets its remembered consent, in one transaction
+    /// (docs/protocol.md#connected-apps): an environment's native apps (the sessions no web client is named
+    /// on, and the environment's `consents` row), or one web client (its sessions, and every remembered scope
+    /// set of `web_client_consents`, so its next sign-in asks again).
     /// - Returns: the number of sessions revoked.
-    public func removeApp(userID: String, environmentID: String, now: Date) throws -> Int {
-        guard UUID(uuidString: environmentID) != nil else { return 0 }
-        return try PostgresEdge.run {
-            try pool.transaction { connection in
-                let revoked = try connection.query(
-                    """
-                    UPDATE sessions SET revoked_at = to_timestamp($3::float8), revoked_reason = 'app_removed'
-                    WHERE user_id = $1 AND environment_id = $2 AND revoked_at IS NULL
-                    """, [userID, environmentID, SQLTime.parameter(now)]
-                ).rowsAffected
-                try connection.query("DELETE FROM consents WHERE user_id = $1 AND environment_id = $2", [userID, environmentID])
-                return revoked
+    public func removeApp(userID: String, app: ConnectedAppID, now: Date) throws -> Int {
+        guard UUID(uuidString: userID) != nil else { return 0 }
+        switch app {
+        case .environment(let environmentID):
+            guard UUID(uuidString: environmentID) != nil else { return 0 }
+            return try PostgresEdge.run {
+                try pool.transaction { connection in
+                    let revoked = try connection.query(
+                        """
+                        UPDATE sessions SET revoked_at = to_timestamp($3::float8), revoked_reason = 'app_removed'
+                        WHERE user_id = $1 AND environment_id = $2 AND web_client_id IS NULL AND revoked_at IS NULL
+                        """, [userID, environmentID, SQLTime.parameter(now)]
+                    ).rowsAffected
+                    try connection.query("DELETE FROM consents WHERE user_id = $1 AND environment_id = $2", [userID, environmentID])
+                    return revoked
+                }
+            }
+        case .webClient(let clientID):
+            return try PostgresEdge.run {
+                try pool.transaction { connection in
+                    let revoked = try connection.query(
+                        """
+                        UPDATE sessions SET revoked_at = to_timestamp($3::float8), revoked_reason = 'app_removed'
+                        WHERE user_id = $1 AND web_client_id = $2 AND revoked_at IS NULL
+                        """, [userID, clientID, SQLTime.parameter(now)]
+                    ).rowsAffected
+                    try connection.query("DELETE FROM web_client_consents WHERE user_id = $1 AND client_id = $2", [userID, clientID])
+                    return revoked
+                }
             }
         }
     }
@@ -205,24 +225,38 @@ public struct PostgresAccounts: Sendable, CreateUserStore, AccountSignInStore, C
         }
     }
 
-    /// The environments the person is connected to: live app sessions or remembered consent, by project name.
+    /// The apps the person is connected to (docs/protocol.md#connected-apps): each environment whose native
+    /// apps hold a live session or the remembered consent, by project name, then each web client with a live
+    /// session or a remembered scope set, by its registered name; each with its own live sessions.
     public func connectedApps(userID: String) throws -> [ConnectedApp] {
         try PostgresEdge.run {
             try pool.query(
                 """
-                SELECT e.id, p.name AS project_name, e.kind,
+                SELECT e.id, p.name AS project_name, e.kind, NULL::text AS client_id, NULL::text AS client_name,
                        (SELECT count(*) FROM sessions s
-                        WHERE s.user_id = $1 AND s.environment_id = e.id AND s.revoked_at IS NULL) AS live
+                        WHERE s.user_id = $1 AND s.environment_id = e.id AND s.web_client_id IS NULL
+                          AND s.revoked_at IS NULL) AS live
                 FROM environments e JOIN projects p ON p.id = e.project_id
-                WHERE EXISTS (SELECT 1 FROM sessions s WHERE s.user_id = $1 AND s.environment_id = e.id AND s.revoked_at IS NULL)
+                WHERE EXISTS (SELECT 1 FROM sessions s WHERE s.user_id = $1 AND s.environment_id = e.id
+                                AND s.web_client_id IS NULL AND s.revoked_at IS NULL)
                    OR EXISTS (SELECT 1 FROM consents c WHERE c.user_id = $1 AND c.environment_id = e.id)
-                ORDER BY p.name, e.kind, e.id
+                UNION ALL
+                SELECT e.id, p.name, e.kind, w.client_id, w.name,
+                       (SELECT count(*) FROM sessions s
+                        WHERE s.user_id = $1 AND s.web_client_id = w.client_id AND s.revoked_at IS NULL)
+                FROM web_clients w JOIN environments e ON e.id = w.environment_id JOIN projects p ON p.id = e.project_id
+                WHERE EXISTS (SELECT 1 FROM sessions s WHERE s.user_id = $1 AND s.web_client_id = w.client_id
+                                AND s.revoked_at IS NULL)
+                   OR EXISTS (SELECT 1 FROM web_client_consents c WHERE c.user_id = $1 AND c.client_id = w.client_id)
+                ORDER BY project_name, kind, client_name NULLS FIRST, id, client_id
                 """, [userID]
-            ).rows.map {
-                ConnectedApp(
-                    environmentID: try $0.string("id"), projectName: try $0.string("project_name"),
-                    environmentKind: try $0.string("kind") == "production" ? .production : .development,
-                    liveSessions: try $0.int("live"))
+            ).rows.map { row in
+                let clientID: String? = row["client_id"]
+                return ConnectedApp(
+                    environmentID: try row.string("id"), projectName: try row.string("project_name"),
+                    environmentKind: try row.string("kind") == "production" ? .production : .development,
+                    liveSessions: try row.int("live"),
+                    webClient: try clientID.map { ConnectedWebClient(clientID: $0, name: try row.string("client_name")) })
             }
         }
     }

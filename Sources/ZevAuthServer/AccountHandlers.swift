@@ -257,12 +257,14 @@ struct AccountHandlers: Sendable {
         return try accountPage(current, notice: AccountForms.query(request, "done").flatMap { notices[$0] }, cookies: cookies)
     }
 
-    /// `POST /account/apps/remove` (form: `csrf`, `environment`): ends the person's sessions in that
-    /// environment and forgets the consent.
+    /// `POST /account/apps/remove` (form: `csrf`, and `client` for a web client or else `environment` for an
+    /// environment's native apps): ends the person's sessions with that app and forgets its remembered
+    /// consent (docs/protocol.md#connected-apps).
     func removeApp(_ request: HTTPRequest) throws -> HTTPResponse {
         try signedInForm(request) { current, form in
-            try RemoveConnectedApp(store: ports.removeApp)(
-                userID: current.user.id, environmentID: form["environment"] ?? "", now: context.clock.now())
+            let app: ConnectedAppID =
+                form["client"].map { .webClient($0) } ?? .environment(form["environment"] ?? "")
+            try RemoveConnectedApp(store: ports.removeApp)(userID: current.user.id, app: app, now: context.clock.now())
             return Wire.seeOther("/account?done=removed")
         }
     }

@@ -89,15 +89,21 @@ enum AccountPages {
             apps.isEmpty
             ? "<p class=\"muted\">No apps are connected to your account.</p>"
             : apps.map { app in
-                """
-                <form method="post" action="/account/apps/remove">\(hidden)
-                <input type="hidden" name="environment" value="\(HTML.escape(app.environmentID))">
-                <p><strong>\(HTML.escape(app.projectName))</strong>\
-                \(app.environmentKind == .development ? " <span class=\"muted\">(development)</span>" : "")<br>
-                <span class="muted">\(app.liveSessions == 1 ? "1 active session" : "\(app.liveSessions) active sessions")</span></p>
-                <button type="submit" class="secondary">Remove \(HTML.escape(app.projectName))</button>
-                </form>
-                """
+                // A web client is its own entry, named by its registered name (docs/protocol.md#connected-apps).
+                let target =
+                    app.webClient.map { "<input type=\"hidden\" name=\"client\" value=\"\(HTML.escape($0.clientID))\">" }
+                    ?? "<input type=\"hidden\" name=\"environment\" value=\"\(HTML.escape(app.environmentID))\">"
+                let sessions = app.liveSessions == 1 ? "1 active session" : "\(app.liveSessions) active sessions"
+                let detail = app.webClient == nil ? sessions : "Website of \(HTML.escape(app.projectName)) · \(sessions)"
+                return """
+                    <form method="post" action="/account/apps/remove">\(hidden)
+                    \(target)
+                    <p><strong>\(HTML.escape(app.name))</strong>\
+                    \(app.environmentKind == .development ? " <span class=\"muted\">(development)</span>" : "")<br>
+                    <span class="muted">\(detail)</span></p>
+                    <button type="submit" class="secondary">Remove \(HTML.escape(app.name))</button>
+                    </form>
+                    """
             }.joined(separator: "\n")
         let twoStep =
             totpEnabled

@@ -129,7 +129,7 @@ struct UnconfiguredAccounts: AllAccountStores, ResetMFAStore {
     }
     func endBrowserSession(id: String, now: Date) throws -> Int { throw unavailable() }
     func signOutEverywhere(userID: String, now: Date) throws { throw unavailable() }
-    func removeApp(userID: String, environmentID: String, now: Date) throws -> Int { throw unavailable() }
+    func removeApp(userID: String, app: ConnectedAppID, now: Date) throws -> Int { throw unavailable() }
     func beginTOTPEnrolment(userID: String, secretSealed: String, now: Date) throws -> Bool { throw unavailable() }
     func confirmTOTP(userID: String, step: Int64, recoveryCodeHashes: [String], now: Date) throws -> Bool { throw unavailable() }
     func useTOTPStep(userID: String, step: Int64) throws -> Bool { throw unavailable() }

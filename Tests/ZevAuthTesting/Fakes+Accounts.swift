@@ -110,12 +110,15 @@ public final class FakeAccounts: AllAccountStores {
         }
     }
 
-    public func removeApp(userID: String, environmentID: String, now: Date) throws -> Int {
+    public func removeApp(userID: String, app: ConnectedAppID, now: Date) throws -> Int {
         state.withLock { state in
             let apps = state.connectedApps[userID] ?? []
-            let removed = apps.filter { $0.environmentID == environmentID }
-            state.connectedApps[userID] = apps.filter { $0.environmentID != environmentID }
-            state.events.append("removeApp \(userID) \(environmentID)")
+            let removed = apps.filter { $0.id == app }
+            state.connectedApps[userID] = apps.filter { $0.id != app }
+            switch app {
+            case .environment(let environmentID): state.events.append("removeApp \(userID) \(environmentID)")
+            case .webClient(let clientID): state.events.append("removeApp \(userID) client \(clientID)")
+            }
             return removed.reduce(0) { $0 + $1.liveSessions }
         }
     }

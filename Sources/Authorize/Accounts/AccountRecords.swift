@@ -58,22 +58,55 @@ public struct BrowserSessionRecord: Sendable, Equatable {
     }
 }
 
-/// An environment the person is connected to (live app sessions or remembered consent), for the
-/// account page's "Connected apps".
+/// An app the person is connected to (live app sessions or remembered consent), for the account page's
+/// "Connected apps" (docs/protocol.md#connected-apps): an environment's native apps, named by the project, or
+/// one of its web clients, named by the client's registered name.
 public struct ConnectedApp: Sendable, Equatable {
     public let environmentID: String
     public let projectName: String
     public let environmentKind: EnvironmentKind
-    /// Unrevoked app sessions the person has in this environment.
+    /// Unrevoked app sessions the person has with this app: the environment's native apps' sessions, or the
+    /// web client's.
     public let liveSessions: Int
+    /// The web client this entry stands for; nil for the environment's native apps.
+    public var webClient: ConnectedWebClient?
 
     /// Creates a record (the store reads them; tests build them).
-    public init(environmentID: String, projectName: String, environmentKind: EnvironmentKind, liveSessions: Int) {
+    public init(
+        environmentID: String, projectName: String, environmentKind: EnvironmentKind, liveSessions: Int,
+        webClient: ConnectedWebClient? = nil
+    ) {
         self.environmentID = environmentID
         self.projectName = projectName
         self.environmentKind = environmentKind
         self.liveSessions = liveSessions
+        self.webClient = webClient
     }
+
+    /// The name the person knows the app by: the web client's registered name, else the project's.
+    public var name: String { webClient?.name ?? projectName }
+
+    /// What `Remove` names for this entry.
+    public var id: ConnectedAppID { webClient.map { .webClient($0.clientID) } ?? .environment(environmentID) }
+}
+
+/// A web client on the account page: its `client_id` (`zc_…`) and registered name (sql/026).
+public struct ConnectedWebClient: Sendable, Equatable {
+    public let clientID: String
+    public let name: String
+
+    public init(clientID: String, name: String) {
+        self.clientID = clientID
+        self.name = name
+    }
+}
+
+/// Which connected app `Remove` ends (docs/protocol.md#connected-apps).
+public enum ConnectedAppID: Sendable, Equatable {
+    /// An environment's native apps, by the environment's id (a UUID as the form sent it).
+    case environment(String)
+    /// One web client, by its `client_id` (`zc_…`, as the form sent it).
+    case webClient(String)
 }
 
 /// A person's TOTP factor as stored: the sealed secret and its state.

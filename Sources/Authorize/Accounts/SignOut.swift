@@ -45,14 +45,16 @@ public struct SignOutEverywhere: Sendable {
 
 /// What removing a connected app needs from storage.
 public protocol RemoveConnectedAppStore: Sendable {
-    /// Revokes the person's sessions in the environment and forgets the remembered consent, in one
-    /// transaction. - Returns: the number of sessions revoked (0 for an id that names no environment).
+    /// Revokes the person's sessions with `app` and forgets its remembered consent, in one transaction:
+    /// for an environment, its native apps' sessions and the environment's consent; for a web client, the
+    /// client's sessions and every scope set of its remembered consent (sql/026 `web_client_consents`).
+    /// - Returns: the number of sessions revoked (0 for an id that names no environment or client).
     /// - Throws: `StoreUnavailable`.
-    func removeApp(userID: String, environmentID: String, now: Date) throws -> Int
+    func removeApp(userID: String, app: ConnectedAppID, now: Date) throws -> Int
 }
 
-/// `Remove` on a connected app (docs/protocol.md#session-ends): the person's sessions in that environment end
-/// and the next sign-in there asks for consent again.
+/// `Remove` on a connected app (docs/protocol.md#connected-apps): the person's sessions with that app end
+/// and the next sign-in to it asks for consent again, so `prompt=none` answers `consent_required`.
 public struct RemoveConnectedApp: Sendable {
     let store: any RemoveConnectedAppStore
 
@@ -61,7 +63,7 @@ public struct RemoveConnectedApp: Sendable {
 
     /// - Returns: the number of sessions revoked. - Throws: `StoreUnavailable`.
     @discardableResult
-    public func callAsFunction(userID: String, environmentID: String, now: Date) throws -> Int {
-        try store.removeApp(userID: userID, environmentID: environmentID, now: now)
+    public func callAsFunction(userID: String, app: ConnectedAppID, now: Date) throws -> Int {
+        try store.removeApp(userID: userID, app: app, now: now)
     }
 }
