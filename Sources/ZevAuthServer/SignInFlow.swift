@@ -37,20 +37,21 @@ struct SignInFlow: Sendable {
             lifetimeSeconds: Self.pendingLifetimeSeconds, now: context.clock.now())
         let surface: ErrorSurface = standardEndpoint ? .standard(.authorize) : .zevAuth
         switch outcome {
-        case .refused(.show(let error), _, _):
+        case .refused(.show(let error), _, _, _):
             return show(error, request, surface: surface)
-        case .refused(.redirect(let error, let to, let state), let appName, let asksNoInteraction):
+        case .refused(.redirect(let error, let to, let state), let appName, let asksNoInteraction, let formPost):
             // prompt=none: never a page once the redirect URI is trusted, "Return to the app" included.
             // The console is no app: its callback is this server's own page, never held for a gesture.
             // Nor is a web client (docs/protocol.md, "Web clients"): its redirect URI is a server's page.
+            // The start decided the response mode from the checked parameters (the pushed ones on a resumed
+            // start): a form_post request gets its errors by form_post too (docs/protocol.md#form-post).
             let clientID = AccountForms.query(request, "client_id")
             let console = clientID == ConsoleClient.clientID
             let webClient = clientID?.hasPrefix(WebClients.clientIDPrefix) == true
             return redirectError(
                 error, to: to, state: state, appName: appName ?? "the app",
-                heldForGesture: !asksNoInteraction && !console && !webClient, surface: surface,
-                formPost: webClient && AccountForms.query(request, "response_mode") == "form_post")
-        case .refused(.proceed, _, _):
+                heldForGesture: !asksNoInteraction && !console && !webClient, surface: surface, formPost: formPost)
+        case .refused(.proceed, _, _, _):
             throw ServerFailure.inconsistent("start refused a request that passed its checks")
         case .recorded(let recorded, let binding, let validated):
             let setCookies =

@@ -74,7 +74,7 @@ public struct RequestOptions: Sendable, Equatable {
         }
         var options = RequestOptions()
         if let mode = present("response_mode") {
-            if mode.utf8.elementsEqual("form_post".utf8) {
+            if asksFormPost(parameters) {
                 options.formPost = true
             } else if !mode.utf8.elementsEqual("query".utf8) {
                 return .failure(OAuthError(.invalidRequest, "response_mode must be query or form_post."))
@@ -137,6 +137,13 @@ public struct RequestOptions: Sendable, Equatable {
     public static func asksNoInteraction(_ parameters: [String: String]) -> Bool {
         guard let prompt = parameters["prompt"] else { return false }
         return prompt.split(separator: " ", omittingEmptySubsequences: true).contains("none")
+    }
+
+    /// Whether a start asks for OAuth 2.0 Form Post Response Mode: `response_mode` is exactly `form_post`,
+    /// as `parse` reads it. Used to send even the start's own redirected errors the way the request asked
+    /// (Form Post Response Mode §2), including errors found before the options are parsed.
+    public static func asksFormPost(_ parameters: [String: String]) -> Bool {
+        parameters["response_mode"]?.utf8.elementsEqual("form_post".utf8) == true
     }
 
     /// §3.1.2.1: a space-delimited, case-sensitive list of `none`, `login`, `consent` (and

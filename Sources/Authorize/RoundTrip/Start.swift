@@ -102,8 +102,8 @@ public struct Start: Sendable {
         /// A check failed (`StartDecision.show` or `.redirect`); nothing was written. `appName` is the
         /// client's when it was found; `asksNoInteraction` is whether the checked parameters hold
         /// `prompt=none` (`RequestOptions.asksNoInteraction`), so that a redirected error is never held for a
-        /// gesture.
-        case refused(StartDecision, appName: String?, asksNoInteraction: Bool)
+        /// gesture; `formPost` is whether a redirected error goes back by form_post (`respondsByFormPost`).
+        case refused(StartDecision, appName: String?, asksNoInteraction: Bool, formPost: Bool)
         /// The pending sign-in is recorded; `binding` is the browser's binding id (fresh when minted);
         /// `request` is what the checks validated (its OpenID Connect options decide `prompt=none`).
         case recorded(RecordedSignIn, binding: String, request: ValidatedStartRequest)
@@ -145,7 +145,9 @@ public struct Start: Sendable {
         }
         if let lookupFailure { throw lookupFailure }
         guard case .proceed(let validated) = decision, let found else {
-            return .refused(decision, appName: found?.client.appName, asksNoInteraction: Self.asksNoInteraction(query))
+            return .refused(
+                decision, appName: found?.client.appName, asksNoInteraction: Self.asksNoInteraction(query),
+                formPost: Self.respondsByFormPost(query, client: found?.client))
         }
         let fresh = try secrets.mintToken(prefix: "zbb_")
         let recorded = try store.recordPendingSignIn(
@@ -164,7 +166,7 @@ public struct Start: Sendable {
     private func resume(clientID: String, reference: String, now: Date) throws -> Result<(StartClient, [String: String]), Refusal> {
         guard let client = try store.startClient(publishableKey: clientID) else {
             let error = OAuthError(.invalidClient, "client_id is missing or unknown.", status: 400)
-            return .failure(Refusal(.refused(.show(error), appName: nil, asksNoInteraction: false)))
+            return .failure(Refusal(.refused(.show(error), appName: nil, asksNoInteraction: false, formPost: false)))
         }
         guard
             let pushedRequests,
@@ -173,14 +175,14 @@ public struct Start: Sendable {
         else {
             let error = OAuthError(
                 .invalidRequestURI, "The request_uri is unknown, expired, already used or not this client's.")
-            return .failure(Refusal(.refused(.show(error), appName: client.client.appName, asksNoInteraction: false)))
+            return .failure(Refusal(.refused(.show(error), appName: client.client.appName, asksNoInteraction: false, formPost: false)))
         }
         // An environment's web clients share its pushed requests' table: a request pushed by another client of
         // the environment is not this client's, and is spent without being used.
         guard parameters["client_id"] == clientID else {
             let error = OAuthError(
                 .invalidRequestURI, "The request_uri is unknown, expired, already used or not this client's.")
-            return .failure(Refusal(.refused(.show(error), appName: client.client.appName, asksNoInteraction: false)))
+            return .failure(Refusal(.refused(.show(error), appName: client.client.appName, asksNoInteraction: false, formPost: false)))
         }
         return .success((client, parameters))
     }
@@ -189,6 +191,17 @@ public struct Start: Sendable {
     private struct Refusal: Error {
         let outcome: Outcome
         init(_ outcome: Outcome) { self.outcome = outcome }
+    }
+
+    /// Whether the authorization response, errors included, goes back by OAuth 2.0 Form Post Response Mode
+    /// (§2: "the Authorization Response parameters", which RFC 6749 §4.1.2.1's error response is):
+    /// `response_mode=form_post` among the checked parameters (the pushed ones on a resumed start, never the
+    /// browser's query then) and a web client, the only clients form_post is for (a native app's form_post is
+    /// itself refused, by query). A successful start decides the same through `RequestOptions.formPost`,
+    /// which the validator keeps for web clients only (docs/protocol.md#form-post).
+    static func respondsByFormPost(_ query: StartQuery, client: ClientEnvironment?) -> Bool {
+        guard client?.webClient != nil, let mode = query.value("response_mode") else { return false }
+        return RequestOptions.asksFormPost(["response_mode": mode])
     }
 
     /// `prompt` holds `none` among the checked parameters (the first `prompt`, when it decoded).
