@@ -12,7 +12,8 @@ import Foundation
 /// always `2026-11-30 11:16:16.123456+00`, and installs a notice processor so server NOTICEs and WARNINGs do
 /// not reach stderr.
 public final class PostgresConnection: @unchecked Sendable {
-    private let handle: OpaquePointer
+    /// The libpq connection; internal so `PostgresListener` can wait on its socket for notifications.
+    let handle: OpaquePointer
     /// The deadline and preparation settings this connection was opened with.
     public let options: PostgresConnectionOptions
     /// While set (`withoutDeadline`), statements wait for their answer as long as it takes.
@@ -297,6 +298,9 @@ public struct PostgresConnectionOptions: Sendable, Equatable {
     /// Whether `query(prepared:_:)` prepares its statements on the server (`PQprepare`); off for PgBouncer in
     /// transaction mode. Default on.
     public var preparedStatements: Bool = true
+    /// The `application_name` the connection reports (`pg_stat_activity`), unless the URL names one. Default
+    /// nil: libpq's default (none). `PostgresListener` sets `zevauth-listener`.
+    public var applicationName: String?
 
     /// The defaults above.
     public init() {}
@@ -313,6 +317,7 @@ public struct PostgresConnectionOptions: Sendable, Equatable {
     /// and keepalives (a peer that vanished is noticed within about 11 s of silence).
     var connectionDefaults: [(String, String)] {
         var defaults = [("connect_timeout", String(max(2, connectTimeoutSeconds)))]
+        if let applicationName { defaults.append(("application_name", applicationName)) }
         if clientDeadlineMilliseconds > 0 { defaults.append(("tcp_user_timeout", String(clientDeadlineMilliseconds))) }
         defaults += [("keepalives", "1"), ("keepalives_idle", "5"), ("keepalives_interval", "2"), ("keepalives_count", "3")]
         return defaults
