@@ -7,6 +7,14 @@ import Postgres
 /// Every statement runs through `PostgresEdge.run`, so only domain errors leave it.
 public struct PostgresAuthorizations: Sendable {
     let pool: PostgresPool
+    /// The in-memory start clients and exchange environments, when the store has a listener
+    /// (docs/operations.md, "Configuration in memory"); nil reads PostgreSQL every time.
+    let configuration: ConfigurationSnapshot?
+
+    init(pool: PostgresPool, configuration: ConfigurationSnapshot? = nil) {
+        self.pool = pool
+        self.configuration = configuration
+    }
 
     // The exchange in ONE statement (docs/protocol.md#exchange-checks). It returns FACTS, and
     // `ExchangeDecision.decide` (Authorize) answers from them; the statement gates only its own writes on
@@ -268,12 +276,21 @@ extension PostgresAuthorizations: ConsentStore {
 
 extension PostgresStore {
     /// The pending sign-ins' and authorization codes' aggregate (start, consent, exchange).
-    public var authorizations: PostgresAuthorizations { PostgresAuthorizations(pool: pool) }
+    public var authorizations: PostgresAuthorizations { PostgresAuthorizations(pool: pool, configuration: configuration) }
 }
 
 extension PostgresAuthorizations: StartStore {
-    /// The client with its registered callbacks as stored (see `PostgresStore.clientEnvironment`).
+    /// The client with its registered callbacks as stored (see `PostgresStore.clientEnvironment`): from the
+    /// configuration snapshot when the store has one (and its listener listens), else read from PostgreSQL.
     public func startClient(publishableKey: String) throws -> StartClient? {
+        if let configuration { return try configuration.startClient(publishableKey: publishableKey) }
+        return try uncachedStartClient(publishableKey: publishableKey)
+    }
+
+    /// The start client read from PostgreSQL, for a `zc_…` web client (`webStartClient`) or a `pk_…`
+    /// environment (`PostgresStore.clientEnvironment`): the configuration snapshot's loader.
+    /// - Throws: `StoreUnavailable` and the store's other errors.
+    public func uncachedStartClient(publishableKey: String) throws -> StartClient? {
         if publishableKey.hasPrefix(WebClients.clientIDPrefix) { return try webStartClient(clientID: publishableKey) }
         return try PostgresEdge.run {
             guard let (environment, client) = try PostgresStore(pool: pool).clientEnvironment(publishableKey: publishableKey) else {

@@ -16,15 +16,22 @@ extension PostgresStore {
     ///     wait one second past it); 0 for none. Default 5000 (docs/operations.md, "Database deadlines").
     ///   - preparedStatements: whether the hot statements are prepared on the server; false for PgBouncer in
     ///     transaction mode (`ZEVAUTH_DATABASE_PREPARED=false`).
+    ///   - listenURL: where the store's one configuration listener connects (PostgreSQL directly or through
+    ///     session pooling), so the start's client and the exchange's environment are read from memory
+    ///     (`ConfigurationSnapshot`; docs/operations.md, "Configuration in memory"); nil (the default) for
+    ///     no listener: every lookup reads PostgreSQL.
     public static func connect(
         url: String, size: Int, sharedConnections: Int? = nil, statementTimeoutMilliseconds: Int = 5000,
-        preparedStatements: Bool = true
+        preparedStatements: Bool = true, listenURL: String? = nil
     ) -> PostgresStore {
         var options = PostgresConnectionOptions()
         options.statementTimeoutMilliseconds = statementTimeoutMilliseconds
         options.preparedStatements = preparedStatements
         let pool = PostgresPool(url: url, size: size, sharedConnections: sharedConnections ?? 2, options: options)
-        return PostgresStore(pool: pool)
+        guard let listenURL else { return PostgresStore(pool: pool) }
+        let configuration = ConfigurationSnapshot(pool: pool)
+        configuration.startListening(url: listenURL, options: options)
+        return PostgresStore(pool: pool, configuration: configuration)
     }
 
     /// Applies `migrator`'s pending migrations and its steps (see `Migrator.apply(to:note:)`).

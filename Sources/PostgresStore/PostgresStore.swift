@@ -9,10 +9,17 @@ import Postgres
 /// server instances may share one database (docs/operations.md, several instances).
 public final class PostgresStore: Sendable {
     public let pool: PostgresPool
+    /// The start clients and exchange environments kept in memory, when this store has a listener
+    /// (docs/operations.md, "Configuration in memory"); nil: every lookup reads PostgreSQL.
+    public let configuration: ConfigurationSnapshot?
 
-    /// - Parameter pool: the connection pool every statement goes through.
-    public init(pool: PostgresPool) {
+    /// - Parameters:
+    ///   - pool: the connection pool every statement goes through.
+    ///   - configuration: the configuration snapshot the start and the exchange read through, or nil (the
+    ///     default) to read PostgreSQL on every request.
+    public init(pool: PostgresPool, configuration: ConfigurationSnapshot? = nil) {
         self.pool = pool
+        self.configuration = configuration
     }
 
     // Tenancy (projects, environments, keys, domains) is `PostgresTenancy` (PostgresStore+Projects.swift).
@@ -113,8 +120,10 @@ public final class PostgresStore: Sendable {
     }
 
     /// Answers whether PostgreSQL accepts writes (`/readyz`): reachable, not a standby, not read-only
-    /// (`PostgresPool.acceptsWrites()`, at most one cheap statement per health-check interval).
-    public func isReady() -> Bool { pool.acceptsWrites() }
+    /// (`PostgresPool.acceptsWrites()`, at most one cheap statement per health-check interval); and, when
+    /// the store has a configuration listener, whether it listens now (docs/operations.md, "Configuration
+    /// in memory").
+    public func isReady() -> Bool { (configuration?.isReady ?? true) && pool.acceptsWrites() }
 }
 
 /// The hosted pages read pending sign-ins here and the accounts, consents and environments through the
