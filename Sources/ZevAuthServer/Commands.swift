@@ -62,7 +62,7 @@ public enum Commands {
             url: configuration.databaseURL, size: configuration.effectiveDatabasePoolSize,
             sharedConnections: ServerConfiguration.sharedDatabaseConnections,
             statementTimeoutMilliseconds: configuration.databaseStatementTimeoutMilliseconds,
-            preparedStatements: configuration.databasePrepared)
+            preparedStatements: configuration.databasePrepared, listenURL: configuration.effectiveDatabaseListenURL)
         let context = ServerContext(configuration: configuration, store: store)
         try ServerRunner.serve(context, migrator: migrator)
     }

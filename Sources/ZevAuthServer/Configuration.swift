@@ -53,6 +53,15 @@ public struct ServerConfiguration: Sendable {
     /// for PgBouncer in transaction mode, where consecutive statements may reach different server
     /// connections: every statement is then sent unnamed (`PQsendQueryParams`).
     public var databasePrepared: Bool = true
+    /// Where the configuration listener connects (`ZEVAUTH_DATABASE_LISTEN_URL`): PostgreSQL directly or
+    /// through session pooling, since PgBouncer's transaction mode does not carry `LISTEN`. Nil: the
+    /// database URL, unless `databasePrepared` is off (taken to mean PgBouncer in transaction mode), when no
+    /// listener runs and the configuration is read from PostgreSQL on every request (docs/operations.md,
+    /// "Configuration in memory").
+    public var databaseListenURL: String?
+
+    /// The URL the configuration listener uses, or nil for none (see `databaseListenURL`).
+    public var effectiveDatabaseListenURL: String? { databaseListenURL ?? (databasePrepared ? databaseURL : nil) }
     /// Every statement's deadline in milliseconds (`ZEVAUTH_DATABASE_STATEMENT_TIMEOUT_MS`, 100–600000,
     /// default 5000): PostgreSQL's `statement_timeout` on each connection, and the server's own wait on the
     /// socket one second past it. A request whose statement passes it answers 503 with `Retry-After`.
@@ -218,6 +227,9 @@ public enum ConfigurationLoader {
             .init(
                 variable: "ZEVAUTH_DATABASE_PREPARED", flag: "--database-prepared", placeholder: "1|0",
                 help: "prepare hot statements on the server; 0 for PgBouncer in transaction mode (default on)"),
+            .init(
+                variable: "ZEVAUTH_DATABASE_LISTEN_URL", flag: "--database-listen-url", placeholder: "URL",
+                help: "where the configuration listener connects, not through PgBouncer transaction mode (default the database URL)"),
             .init(
                 variable: "ZEVAUTH_DATABASE_STATEMENT_TIMEOUT_MS", flag: "--database-statement-timeout-ms", placeholder: "MS",
                 help: "every statement's deadline, 100-600000 (default 5000)"),
@@ -408,6 +420,7 @@ public enum ConfigurationLoader {
             default: throw ConfigurationError(key: "ZEVAUTH_DATABASE_PREPARED", problem: "must be 1, true, 0 or false")
             }
         }
+        if let text = values["ZEVAUTH_DATABASE_LISTEN_URL"], !text.isEmpty { configuration.databaseListenURL = text }
         configuration.databaseStatementTimeoutMilliseconds =
             try integer(values, "ZEVAUTH_DATABASE_STATEMENT_TIMEOUT_MS", in: 100...600_000)
             ?? configuration.databaseStatementTimeoutMilliseconds

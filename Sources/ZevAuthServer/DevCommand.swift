@@ -106,7 +106,8 @@ public enum DevCommand {
             url: databaseURL, size: configuration.effectiveDatabasePoolSize,
             sharedConnections: ServerConfiguration.sharedDatabaseConnections,
             statementTimeoutMilliseconds: configuration.databaseStatementTimeoutMilliseconds,
-            preparedStatements: configuration.databasePrepared)
+            preparedStatements: configuration.databasePrepared,
+            listenURL: databaseURL)
         let migrator = try ServerRunner.migrator(configured: configuration.sqlDirectory)
         let applied = try store.applyMigrations(migrator)
         if !applied.isEmpty { say("applied \(applied.count) migration(s)") }
