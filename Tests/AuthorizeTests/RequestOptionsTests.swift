@@ -121,6 +121,15 @@ import Testing
         #expect(!RequestOptions.asksNoInteraction(["prompt": "login"]))
         #expect(!RequestOptions.asksNoInteraction([:]))
     }
+
+    /// Form Post Response Mode §2: the mode a start's own redirected errors use, read exactly as `parse` reads it.
+    @Test func asksFormPostReadsResponseModeExactly() {
+        #expect(RequestOptions.asksFormPost(["response_mode": "form_post"]))
+        #expect(!RequestOptions.asksFormPost(["response_mode": "query"]))
+        #expect(!RequestOptions.asksFormPost(["response_mode": "FORM_POST"]))
+        #expect(!RequestOptions.asksFormPost(["response_mode": ""]))
+        #expect(!RequestOptions.asksFormPost([:]))
+    }
 }
 
 @Suite struct NoInteractionTests {
