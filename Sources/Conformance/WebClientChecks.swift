@@ -160,6 +160,12 @@ extension Suite {
         group("OpenID Connect RP-Initiated Logout 1.0 §2", "web client: RP-Initiated Logout OP modules") { () throws(AgentError) in
             try webLogoutPlan(client)
         }
+        if options.secretKey != nil {
+            group("RFC 9700 §2.1.1", "web client with requirePkce false") { () throws(AgentError) in try webNoPKCEChecks(client) }
+        } else {
+            record(
+                "RFC 9700 §2.1.1", "web client with requirePkce false", .skip("no --secret-key given (a throwaway client is registered)"))
+        }
     }
 
     // MARK: Config OP
@@ -616,24 +622,68 @@ extension Suite {
             return
         }
         let logoutURI = (client.redirectURI.split(separator: "?").first.map(String.init) ?? client.redirectURI) + "/logged-out"
-        let created = try agent.postJSON(
-            "/v1/admin/clients",
-            [
-                "name": "zevauth-conformance logout", "redirectUris": [client.redirectURI], "postLogoutRedirectUris": [logoutURI],
-                "tokenEndpointAuthMethod": "client_secret_basic",
-            ], bearer: secretKey)
+        guard let made = try throwawayWebClient(like: client, secretKey: secretKey, fields: ["postLogoutRedirectUris": [logoutURI]])
+        else { return }
+        defer { deleteWebClient(made.id, secretKey: secretKey) }
+        var logoutClient = made.client
+        logoutClient.postLogoutRedirectURI = logoutURI
+        try webLogoutChecks(logoutClient)
+    }
+
+    /// Registers a throwaway `client_secret_basic` web client with `client`'s redirect URI and `fields`
+    /// (`POST /v1/admin/clients` with the secret key); records one FAIL and answers nil when refused.
+    func throwawayWebClient(like client: Options.WebClient, secretKey: String, fields: [String: Any]) throws(AgentError) -> (
+        client: Options.WebClient, id: String
+    )? {
+        var body: [String: Any] = [
+            "name": "zevauth-conformance fixture", "redirectUris": [client.redirectURI], "tokenEndpointAuthMethod": "client_secret_basic",
+        ]
+        body.merge(fields) { $1 }
+        let created = try agent.postJSON("/v1/admin/clients", body, bearer: secretKey)
         agent.remember(created)
         guard created.status == 201, let id = created.json?["clientId"] as? String, let secret = created.json?["clientSecret"] as? String
         else {
-            record("protocol.md#web-client-registration", "logout fixture: a throwaway web client", .fail(Verdicts.describe(created)))
-            return
+            record("protocol.md#web-client-registration", "fixture: a throwaway web client → 201", .fail(Verdicts.describe(created)))
+            return nil
         }
         redactor.register(secret)
-        defer { _ = try? agent.send(.delete, "/v1/admin/clients/\(id)", headers: [("Authorization", "Bearer \(secretKey)")]) }
-        try webLogoutChecks(
-            Options.WebClient(
-                clientID: id, authMethod: "client_secret_basic", redirectURI: client.redirectURI, secret: secret,
-                postLogoutRedirectURI: logoutURI))
+        return (Options.WebClient(clientID: id, authMethod: "client_secret_basic", redirectURI: client.redirectURI, secret: secret), id)
+    }
+
+    func deleteWebClient(_ id: String, secretKey: String) {
+        _ = try? agent.send(.delete, "/v1/admin/clients/\(id)", headers: [("Authorization", "Bearer \(secretKey)")])
+    }
+
+    // MARK: A client with requirePkce false (the official suite sends no PKCE)
+
+    /// The OpenID Foundation's modules send no PKCE (but `oidcc-ensure-request-with-valid-pkce-succeeds`): a
+    /// client registered for them has `requirePkce` false, and the start then needs an OpenID request with a
+    /// `nonce` (docs/protocol.md, "The start for a web client"; RFC 9700 §2.1.1).
+    func webNoPKCEChecks(_ client: Options.WebClient) throws(AgentError) {
+        guard let secretKey = options.secretKey else { return }
+        guard let made = try throwawayWebClient(like: client, secretKey: secretKey, fields: ["requirePkce": false]) else { return }
+        defer { deleteWebClient(made.id, secretKey: secretKey) }
+        let relaxed = made.client
+        let issuer = options.issuer
+        let clause = "RFC 9700 §2.1.1, protocol.md#web-client-start"
+        let withNonce = webAuthorizePairs(relaxed).pairs.filter { !$0.0.hasPrefix("code_challenge") }
+        let flow = try Browser(agent: agent).signIn(startTarget: authorizeEndpoint + "?" + FormURLEncoding.encode(withNonce))
+        let code = flow.back(relaxed.redirectURI)?.value("code")
+        if let code { redactor.register(code) }
+        let answer = try webToken(
+            relaxed, [("grant_type", "authorization_code"), ("code", code ?? ""), ("redirect_uri", relaxed.redirectURI)])
+        let claims = Self.jwtClaims(answer.json?["id_token"] as? String)
+        record(
+            clause, "oidcc-server [no PKCE, requirePkce false]: an OpenID request with a nonce → a code, exchanged without code_verifier",
+            .expect(code != nil && answer.status == 200 && claims?["nonce"] as? String == "conformance-nonce", Verdicts.describe(answer)))
+        let noNonce = try Browser(agent: agent).get(
+            authorizeEndpoint + "?" + FormURLEncoding.encode(withNonce.filter { $0.0 != "nonce" }))
+        record(
+            clause,
+            "oidcc-ensure-request-without-nonce-succeeds-for-code-flow [no PKCE]: refused invalid_request beginning pkce_required, redirected",
+            Verdicts.redirectedError(
+                noNonce, redirectURI: relaxed.redirectURI, error: "invalid_request", state: "conformance-state", issuer: issuer,
+                descriptionPrefix: "pkce_required"))
     }
 
     /// A browser signed in to `client`, and the ID token of that sign-in.
