@@ -1,4 +1,5 @@
 import Authorize
+import Encoding
 import Foundation
 import PostgresStore
 
@@ -65,6 +66,14 @@ public enum Commands {
             preparedStatements: configuration.databasePrepared, listenURL: configuration.effectiveDatabaseListenURL)
         let context = ServerContext(configuration: configuration, store: store)
         try ServerRunner.serve(context, migrator: migrator)
+    }
+
+    /// `zevauth statements`: prints the hot path's SQL statements as one JSON object, name → text
+    /// (`HotPathStatements.all`), for the pipeline benchmark's pgbench ceilings (docs/performance.md). Needs no
+    /// database and no configuration.
+    public static func statements(write: (String) -> Void = { print($0) }) {
+        let members = HotPathStatements.all.map { ($0.name, JSONValue.string($0.sql)) }
+        write(String(decoding: JSONWriter.encode(JSONValue.object(members)), as: UTF8.self))
     }
 
     /// `zevauth migrate`: needs only `ZEVAUTH_DATABASE_URL` (and optionally `ZEVAUTH_SQL_DIR`).

@@ -9,6 +9,7 @@ let usage = """
       serve     run the server from ZEVAUTH_* variables or the flags that mirror them
       migrate   apply the sql/ migrations to ZEVAUTH_DATABASE_URL (idempotent)
       dev       run the demo: a private PostgreSQL under .zevauth/, migrated and seeded, on 127.0.0.1:8080
+      statements  print the hot path's SQL statements as JSON (for bench/pipeline)
       --version print the release
 
     """ + AdminCLI.usage
@@ -31,6 +32,8 @@ case let command where AdminCLI.handles(command):
         write: { print($0) },
         writeError: { FileHandle.standardError.write(Data(($0.hasSuffix("\n") ? $0 : $0 + "\n").utf8)) })
     exit(cli.run(arguments))
+case "statements":
+    Commands.statements()
 case "--version", "version":
     print("zevauth \(Commands.version)")
 case "help", "--help", "-h":

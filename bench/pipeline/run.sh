@@ -72,7 +72,7 @@ began=$SECONDS
 psql -v codes="$codes" -v sessions="$sessions" -v minimal="$minimal" -v users="$USERS" -v challenge="$challenge" -f $here/seed.sql
 psql -c "VACUUM (ANALYZE)" -c "CHECKPOINT"
 echo "   seeded in $((SECONDS - began)) s"
-python3 $here/statements.py Sources "$work/sql" | sed 's/^/   statement /'
+python3 $here/statements.py "$zevauth" "$work/sql" | sed 's/^/   statement /'
 next_code=0; next_session=0; next_minimal=0; next_start=0
 
 # --- The server.

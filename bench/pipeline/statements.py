@@ -1,18 +1,21 @@
 #!/usr/bin/env python3
 """Writes the pgbench scripts that run the server's OWN statements (docs/performance.md, "Pipeline benchmark").
 
-The SQL text is read from the Swift sources, so the ceiling follows the statement the server really sends:
-  - the exchange: the string literal `static let exchangeSQL = \"\"\"…\"\"\"`;
-  - the refresh:  the string literal `static let refreshSQL = \"\"\"…\"\"\"`;
-  - the start's insert: the one string literal that contains `INSERT INTO authorization_requests`.
+The SQL text comes from the server itself (`zevauth statements`, `HotPathStatements.all`), so the ceiling
+follows the statement the server really prepares, interpolated parts included:
+  - the exchange (`PostgresAuthorizations.exchangeSQL`);
+  - the refresh (`PostgresSessions.refreshSQL`);
+  - the start's insert (`PostgresAuthorizations.pendingSignInSQL`).
 Each `$N` is replaced by the pgbench expression below that stands for what the server binds (hashes and
 ids derived from the per-transaction number `:n`, so every transaction presents a fresh code or token).
 A statement whose placeholders differ from the table here stops the script: update the table.
 
-  python3 statements.py SOURCES_DIR OUT_DIR
+  python3 statements.py ZEVAUTH_BINARY OUT_DIR
 """
+import json
 import pathlib
 import re
+import subprocess
 import sys
 
 # Per-transaction number: each client takes base + k * step + client_id + 1 (k = 0, 1, …), so clients never
@@ -40,6 +43,11 @@ PARAMETERS = {
         10: ":addr",  # failure gate: client address
         11: ":window",  # failure gate: window start, epoch seconds
         12: ":threshold",  # failure gate: threshold
+        13: "NULL",  # DPoP: the proof key's thumbprint (no proof)
+        14: "NULL",  # DPoP: the proof's jti digest
+        15: "NULL",  # DPoP: when the proof's use expires
+        16: "'false'",  # DPoP: whether the proof's nonce is accepted
+        17: "NULL",  # the authenticated web client (a native app: none)
     },
     "refresh": {
         1: ":pk",
@@ -51,6 +59,11 @@ PARAMETERS = {
         7: ":addr",  # failure gate: client address
         8: ":window",  # failure gate: window start, epoch seconds
         9: ":threshold",  # failure gate: threshold
+        10: "NULL",  # DPoP: the proof key's thumbprint (no proof)
+        11: "NULL",  # DPoP: the proof's jti digest
+        12: "NULL",  # DPoP: when the proof's use expires
+        13: "'false'",  # DPoP: whether the proof's nonce is accepted
+        14: "NULL",  # the authenticated web client (a native app: none)
     },
     "start": {
         1: ":env",  # environment id
@@ -76,29 +89,11 @@ PARAMETERS = {
         21: "'false'",  # prompt=consent
         22: "''",  # scope (none requested)
         23: "NULL",  # nonce (none sent)
+        24: "NULL",  # dpop_jkt (none sent)
+        25: "NULL",  # the web client (a native app: none)
+        26: "'false'",  # response_mode=form_post
     },
 }
-
-
-def swift_literals(sources):
-    """Every Swift multi-line string literal under `sources`: (file, the line before it, its text)."""
-    for path in sorted(pathlib.Path(sources).rglob("*.swift")):
-        lines = path.read_text().split("\n")
-        i = 0
-        while i < len(lines):
-            if lines[i].rstrip().endswith('"""') and lines[i].count('"""') == 1:
-                opener = lines[i]
-                j = i + 1
-                while j < len(lines) and lines[j].strip() != '"""' and not lines[j].strip().startswith('"""'):
-                    j += 1
-                if j >= len(lines):
-                    break
-                indent = len(lines[j]) - len(lines[j].lstrip())
-                body = "\n".join(line[indent:] for line in lines[i + 1 : j])
-                yield path, opener, body
-                i = j + 1
-            else:
-                i += 1
 
 
 def strip_comments(sql):
@@ -118,29 +113,15 @@ def strip_comments(sql):
     return "\n".join(out)
 
 
-def find(sources, name):
-    found = []
-    for path, opener, body in swift_literals(sources):
-        if name == "start":
-            if "INSERT INTO authorization_requests" in body:
-                found.append((path, body))
-        elif re.search(rf"\b{name}SQL\s*=", opener):
-            found.append((path, body))
-    if len(found) != 1:
-        where = ", ".join(str(p) for p, _ in found) or "nowhere"
-        sys.exit(f"statements.py: expected one {name} statement in {sources}, found {len(found)} ({where})")
-    path, body = found[0]
-    if "\\(" in body:
-        sys.exit(f"statements.py: the {name} statement in {path} interpolates Swift values; it cannot be replayed")
-    return path, body
-
-
 def main():
-    sources, out = sys.argv[1], pathlib.Path(sys.argv[2])
+    binary, out = sys.argv[1], pathlib.Path(sys.argv[2])
     out.mkdir(parents=True, exist_ok=True)
+    statements = json.loads(subprocess.run([binary, "statements"], check=True, capture_output=True, text=True).stdout)
+    path = f"{binary} statements"
     for name, parameters in PARAMETERS.items():
-        path, sql = find(sources, name)
-        sql = strip_comments(sql)
+        if name not in statements:
+            sys.exit(f"statements.py: `{path}` printed no {name} statement")
+        sql = strip_comments(statements[name])
         used = {int(m) for m in re.findall(r"\$(\d+)", sql)}
         if used != set(parameters):
             sys.exit(
