@@ -3,8 +3,8 @@ import Glibc
 import Postgres
 import Synchronization
 
-/// The environment's settings the exchange needs, read by publishable key (the columns of the exchange's
-/// `env` step): so the exchange can take them as parameters instead of reading `environments` itself.
+/// The environment's settings the exchange and the refresh need, read by publishable key: so their statements
+/// take them as parameters instead of reading `environments` themselves.
 public struct ExchangeEnvironment: Sendable, Equatable {
     /// The environment's id (a UUID).
     public let id: String
@@ -14,6 +14,8 @@ public struct ExchangeEnvironment: Sendable, Equatable {
     public let sessionIdleDays: Int
     /// Access tokens' lifetime in minutes.
     public let accessTokenTTLMinutes: Int
+    /// Seconds after a rotation during which the rotated refresh token still refreshes (0–60).
+    public var refreshReuseGraceSeconds = 0
     /// The algorithm ID tokens are signed with (`RS256` unless the environment chose another).
     public let idTokenSigningAlg: SigningAlgorithm
     /// Whether every token request must carry a DPoP proof (docs/dpop.md).
@@ -224,16 +226,19 @@ extension PostgresAuthorizations {
             guard
                 let row = try pool.query(
                     prepared: """
-                        SELECT id, session_max_age_days, session_idle_days, access_token_ttl_minutes, id_token_signing_alg, require_dpop
+                        SELECT id, session_max_age_days, session_idle_days, access_token_ttl_minutes, refresh_reuse_grace_seconds,
+                               id_token_signing_alg, require_dpop
                         FROM environments WHERE publishable_key = $1
                         """, [publishableKey]
                 ).first
             else { return nil }
-            return ExchangeEnvironment(
+            var environment = ExchangeEnvironment(
                 id: try row.string("id"), sessionMaxAgeDays: try row.int("session_max_age_days"),
                 sessionIdleDays: try row.int("session_idle_days"), accessTokenTTLMinutes: try row.int("access_token_ttl_minutes"),
                 idTokenSigningAlg: row["id_token_signing_alg"].flatMap(SigningAlgorithm.init(rawValue:)) ?? .rs256,
                 requireDPoP: try row.bool("require_dpop"))
+            environment.refreshReuseGraceSeconds = try row.int("refresh_reuse_grace_seconds")
+            return environment
         }
     }
 

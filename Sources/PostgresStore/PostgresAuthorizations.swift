@@ -18,11 +18,16 @@ public struct PostgresAuthorizations: Sendable {
 
     // The exchange in ONE statement (docs/protocol.md#exchange-checks). It returns FACTS, and
     // `ExchangeDecision.decide` (Authorize) answers from them; the statement gates only its own writes on
-    // the same facts: find the environment by publishable key; consume the code if unconsumed and
+    // the same facts: check the client's failed-exchange counter; consume the code if unconsumed and
     // unexpired (recording which attempt consumed it), or, when it was already consumed and this
     // presentation would pass rows 4–6, mark it replayed; create the session when this attempt consumed
     // it and rows 4–6 pass (its first token pair's digests written in the session row, sql/021: one row
-    // per exchange, not three); revoke the code's session on a valid replay.
+    // per exchange, not three). A valid replay's revocation of the code's session is the next statement
+    // (`replayRevocationSQL`): replays are rare, and a data-modifying part costs every execution its set-up
+    // (docs/performance.md, "The exchange statement, smaller").
+    // The environment is found before the statement, by publishable key, from the configuration in memory
+    // (docs/architecture.md, "Configuration in memory"); its settings are parameters $14–$18 and its id $1,
+    // so the statement reads no configuration table.
     // Consumption and session creation commit together. The UPDATE's row lock serialises concurrent
     // attempts on any number of server instances: exactly one sees `consumed_at IS NULL`.
     // A code is consumed only while what it stood for still holds (docs/protocol.md, "Exchange", row 3):
@@ -34,99 +39,123 @@ public struct PostgresAuthorizations: Sendable {
     // statement waits for it and then revokes the session it made, in its next statement.
     // A password change ends every browser session of the account, so `issuer` covers it.
     // $4 is the S256 of a well-formed verifier or NULL, so `code_challenge = $4` is row 6's whole fact.
-    // DPoP (docs/dpop.md, "Binding"): $13 the proof's key thumbprint or NULL, $14 its `jti` digest, $15
-    // when that use expires, $16 whether its nonce is accepted. Before any code is touched: an environment
-    // that requires DPoP refuses a request without a proof (`dpop_missing`) or without an accepted nonce
-    // (`dpop_stale_nonce`); the proof's use is inserted once per key and `jti` (`proof_use`: a conflict
-    // with a live row is a replay, and the code stays untouched). The code's own binding is checked with
-    // rows 4–6, after consumption, and the session is bound to the proof's key.
-    // Web clients (docs/protocol.md, "Web clients"): $17 the authenticated web client (`zc_…`) or NULL for a
+    // Web clients (docs/protocol.md, "Web clients"): $13 the authenticated web client (`zc_…`) or NULL for a
     // native app; a code is consumed only by the client it was issued to, and the session carries it (sql/026).
-    static let exchangeSQL = """
-        WITH env AS (
-            SELECT id, session_max_age_days, session_idle_days, access_token_ttl_minutes, id_token_signing_alg, require_dpop
-            FROM environments WHERE publishable_key = $1
-        ), gate AS (
-            SELECT EXISTS (
-                SELECT 1 FROM rate_limit_counters
-                WHERE bucket = $9 AND key = $10 AND window_start = to_timestamp($11::float8) AND count >= $12::int
-            ) AS over
-        ), \(DPoPProofSQL.commonTableExpressions(.init(thumbprint: 13, jtiDigest: 14, usableUntil: 15, nonceAccepted: 16, now: 5), gatedByRateLimit: true)), holder AS (
-            SELECT u.id FROM authorization_codes c0 JOIN users u ON u.id = c0.user_id
-            WHERE c0.code_hash = $2 AND c0.consumed_at IS NULL AND u.closed_at IS NULL
-            FOR SHARE OF u
-        ), issuer AS (
-            SELECT b.id FROM authorization_codes c0 JOIN browser_sessions b ON b.id = c0.browser_session_id
-            WHERE c0.code_hash = $2 AND c0.consumed_at IS NULL AND b.ended_at IS NULL AND EXISTS (SELECT 1 FROM holder)
-            FOR SHARE OF b
-        ), code AS (
-            UPDATE authorization_codes c SET
-                consumed_at = COALESCE(c.consumed_at, to_timestamp($5::float8)),
-                consumed_by = COALESCE(c.consumed_by, $6::uuid),
-                replayed_at = CASE
-                    WHEN c.consumed_at IS NOT NULL AND c.redirect_uri = $3 AND c.code_challenge = $4
-                    THEN COALESCE(c.replayed_at, to_timestamp($5::float8)) ELSE c.replayed_at END
-            WHERE c.code_hash = $2 AND c.environment_id = (SELECT id FROM env) AND NOT (SELECT over FROM gate)
-              AND (SELECT ok FROM proof_ok)
-              AND c.web_client_id IS NOT DISTINCT FROM $17
-              AND (c.consumed_at IS NOT NULL OR (
-                  c.expires_at > to_timestamp($5::float8) AND EXISTS (SELECT 1 FROM holder)
-                  AND (c.browser_session_id IS NULL OR EXISTS (SELECT 1 FROM issuer))))
-            RETURNING c.id, c.user_id, c.browser_session_id, c.auth_time, c.scope, c.nonce, c.amr, c.web_client_id,
-                      c.consumed_by = $6::uuid AS won,
-                      COALESCE(c.redirect_uri = $3, false) AS redirect_matches,
-                      COALESCE(c.code_challenge = $4, false) AS challenge_matches,
-                      COALESCE(c.dpop_jkt = $13, c.dpop_jkt IS NULL) AS key_matches
-        ), account AS (
-            SELECT u.id, u.email, u.name, u.image_url, u.created_at, u.email_verified_at FROM users u
-            WHERE u.id = (SELECT user_id FROM code) AND u.closed_at IS NULL
-        ), new_session AS (
-            INSERT INTO sessions (environment_id, user_id, browser_session_id, authorization_code_id, auth_time,
-                created_at, last_refreshed_at, scope, amr, first_access_token_hash, first_access_expires_at,
-                first_refresh_token_hash, dpop_jkt, web_client_id)
-            SELECT env.id, code.user_id, code.browser_session_id, code.id, code.auth_time,
-                   to_timestamp($5::float8), to_timestamp($5::float8), code.scope, code.amr, $7,
-                   to_timestamp($5::float8) + make_interval(mins => env.access_token_ttl_minutes), $8, $13, code.web_client_id
-            FROM code, env, account
-            WHERE code.won AND code.redirect_matches AND code.challenge_matches AND code.key_matches
-            RETURNING id, auth_time, last_refreshed_at, dpop_jkt
-        ), revoked AS (
-            UPDATE sessions s SET revoked_at = to_timestamp($5::float8), revoked_reason = 'authorization_code_replay'
-            FROM code WHERE NOT code.won AND code.redirect_matches AND code.challenge_matches AND code.key_matches
-              AND s.authorization_code_id = code.id AND s.revoked_at IS NULL
-            RETURNING s.id
-        )
-        SELECT (SELECT id FROM env) AS environment_id, (SELECT over FROM gate) AS rate_limited,
-               env.session_max_age_days, env.session_idle_days,
-               code.id AS code_id, code.won, code.redirect_matches, code.challenge_matches, code.key_matches,
-               (SELECT missing FROM dpop) AS dpop_missing, (SELECT stale_nonce FROM dpop) AS dpop_stale_nonce,
-               NOT (SELECT ok FROM proof_ok) AS dpop_refused, new_session.dpop_jkt,
-               $3::text IS NOT NULL AS redirect_present,
-               (SELECT count(*) FROM revoked) AS revoked_count,
-               new_session.id AS session_id, new_session.auth_time, new_session.last_refreshed_at,
-               to_timestamp($5::float8) + make_interval(mins => env.access_token_ttl_minutes) AS access_expires_at,
-               account.id AS user_id, account.email, account.name, account.image_url,
-               code.scope, code.nonce, code.amr, env.id_token_signing_alg, account.created_at AS profile_updated_at,
-               account.email_verified_at IS NOT NULL AS email_verified
-        FROM (SELECT 1) AS one
-        LEFT JOIN env ON true LEFT JOIN code ON true LEFT JOIN new_session ON true LEFT JOIN account ON true
-        """
-
-    /// The parameters of `exchangeSQL`, in order.
-    static func parameters(_ attempt: ExchangeAttempt) -> [String?] {
-        [
-            attempt.publishableKey, attempt.codeHash, attempt.requestedRedirectURI, attempt.verifierChallenge,
-            SQLTime.parameter(attempt.now), attempt.attemptID, attempt.accessTokenHash, attempt.refreshTokenHash,
-            attempt.failureGate?.bucket, attempt.failureGate?.key, attempt.failureGate.map { SQLTime.parameter($0.windowStart) },
-            attempt.failureGate.map { String($0.threshold) }, attempt.proof?.thumbprint, attempt.proof?.identifierHash,
-            attempt.proof.map { SQLTime.parameter($0.usableUntil) }, attempt.proof?.nonceAccepted == true ? "true" : "false",
-            attempt.webClientID,
-        ]
+    // DPoP (docs/dpop.md, "Binding"), only in the form with a proof (`proof: true`, used when the request
+    // carried one or the environment requires DPoP): $18 whether the environment requires it, $19 the
+    // proof's key thumbprint or NULL, $20 its `jti` digest, $21 when that use expires, $22 whether its nonce
+    // is accepted. Before any code is touched: an environment that requires DPoP refuses a request without a
+    // proof (`dpop_missing`) or without an accepted nonce (`dpop_stale_nonce`); the proof's use is inserted
+    // once per key and `jti` (`proof_use`: a conflict with a live row is a replay, and the code stays
+    // untouched). The code's own binding is checked with rows 4–6, after consumption, and the session is
+    // bound to the proof's key. The form without a proof has the same columns, with the DPoP parts constant
+    // (no proof to record, nothing required) and a code bound to a key never matching.
+    static func exchangeStatement(proof: Bool) -> String {
+        let key = proof ? "$19" : "NULL::text"
+        let dpop =
+            proof
+            ? DPoPProofSQL.commonTableExpressions(
+                .init(thumbprint: 19, jtiDigest: 20, usableUntil: 21, nonceAccepted: 22, now: 5), gatedByRateLimit: true)
+            : "dpop AS (SELECT false AS missing, false AS stale_nonce), proof_ok AS (SELECT true AS ok)"
+        return """
+            WITH env AS (
+                SELECT $1::uuid AS id, $14::int AS session_max_age_days, $15::int AS session_idle_days,
+                       $16::int AS access_token_ttl_minutes, $17::text AS id_token_signing_alg, \(proof ? "$18::boolean" : "false") AS require_dpop
+            ), gate AS (
+                SELECT EXISTS (
+                    SELECT 1 FROM rate_limit_counters
+                    WHERE bucket = $9 AND key = $10 AND window_start = to_timestamp($11::float8) AND count >= $12::int
+                ) AS over
+            ), \(dpop), holder AS (
+                SELECT u.id FROM authorization_codes c0 JOIN users u ON u.id = c0.user_id
+                WHERE c0.code_hash = $2 AND c0.consumed_at IS NULL AND u.closed_at IS NULL
+                FOR SHARE OF u
+            ), issuer AS (
+                SELECT b.id FROM authorization_codes c0 JOIN browser_sessions b ON b.id = c0.browser_session_id
+                WHERE c0.code_hash = $2 AND c0.consumed_at IS NULL AND b.ended_at IS NULL AND EXISTS (SELECT 1 FROM holder)
+                FOR SHARE OF b
+            ), code AS (
+                UPDATE authorization_codes c SET
+                    consumed_at = COALESCE(c.consumed_at, to_timestamp($5::float8)),
+                    consumed_by = COALESCE(c.consumed_by, $6::uuid),
+                    replayed_at = CASE
+                        WHEN c.consumed_at IS NOT NULL AND c.redirect_uri = $3 AND c.code_challenge = $4
+                        THEN COALESCE(c.replayed_at, to_timestamp($5::float8)) ELSE c.replayed_at END
+                WHERE c.code_hash = $2 AND c.environment_id = $1::uuid AND NOT (SELECT over FROM gate)
+                  AND (SELECT ok FROM proof_ok)
+                  AND c.web_client_id IS NOT DISTINCT FROM $13
+                  AND (c.consumed_at IS NOT NULL OR (
+                      c.expires_at > to_timestamp($5::float8) AND EXISTS (SELECT 1 FROM holder)
+                      AND (c.browser_session_id IS NULL OR EXISTS (SELECT 1 FROM issuer))))
+                RETURNING c.id, c.user_id, c.browser_session_id, c.auth_time, c.scope, c.nonce, c.amr, c.web_client_id,
+                          c.consumed_by = $6::uuid AS won,
+                          COALESCE(c.redirect_uri = $3, false) AS redirect_matches,
+                          COALESCE(c.code_challenge = $4, false) AS challenge_matches,
+                          COALESCE(c.dpop_jkt = \(key), c.dpop_jkt IS NULL) AS key_matches
+            ), account AS (
+                SELECT u.id, u.email, u.name, u.image_url, u.created_at, u.email_verified_at FROM users u
+                WHERE u.id = (SELECT user_id FROM code) AND u.closed_at IS NULL
+            ), new_session AS (
+                INSERT INTO sessions (environment_id, user_id, browser_session_id, authorization_code_id, auth_time,
+                    created_at, last_refreshed_at, scope, amr, first_access_token_hash, first_access_expires_at,
+                    first_refresh_token_hash, dpop_jkt, web_client_id)
+                SELECT env.id, code.user_id, code.browser_session_id, code.id, code.auth_time,
+                       to_timestamp($5::float8), to_timestamp($5::float8), code.scope, code.amr, $7,
+                       to_timestamp($5::float8) + make_interval(mins => env.access_token_ttl_minutes), $8, \(key), code.web_client_id
+                FROM code, env, account
+                WHERE code.won AND code.redirect_matches AND code.challenge_matches AND code.key_matches
+                RETURNING id, auth_time, last_refreshed_at, dpop_jkt
+            )
+            SELECT env.id AS environment_id, (SELECT over FROM gate) AS rate_limited,
+                   env.session_max_age_days, env.session_idle_days,
+                   code.id AS code_id, code.won, code.redirect_matches, code.challenge_matches, code.key_matches,
+                   (SELECT missing FROM dpop) AS dpop_missing, (SELECT stale_nonce FROM dpop) AS dpop_stale_nonce,
+                   NOT (SELECT ok FROM proof_ok) AS dpop_refused, new_session.dpop_jkt,
+                   $3::text IS NOT NULL AS redirect_present,
+                   new_session.id AS session_id, new_session.auth_time, new_session.last_refreshed_at,
+                   to_timestamp($5::float8) + make_interval(mins => env.access_token_ttl_minutes) AS access_expires_at,
+                   account.id AS user_id, account.email, account.name, account.image_url,
+                   code.scope, code.nonce, code.amr, env.id_token_signing_alg, account.created_at AS profile_updated_at,
+                   account.email_verified_at IS NOT NULL AS email_verified
+            FROM env LEFT JOIN code ON true LEFT JOIN new_session ON true LEFT JOIN account ON true
+            """
     }
 
-    /// The facts of one `exchangeSQL` row. `replayRevoked` overrides the row's replay revocation (the
-    /// follow-up statement's result).
-    static func facts(from row: PostgresRow, replayRevoked: Bool? = nil) throws -> ExchangeFacts {
+    /// The exchange when the request carried a DPoP proof or the environment requires one (`exchangeStatement(proof:)`).
+    static let exchangeWithProofSQL = exchangeStatement(proof: true)
+    /// The exchange in the common case: no DPoP proof, none required (`exchangeStatement(proof:)`).
+    static let exchangeSQL = exchangeStatement(proof: false)
+
+    /// A valid replay's revocation (docs/protocol.md#exchange-replay): after an exchange statement found the
+    /// code already consumed and this presentation passing rows 4–6, the code's session is revoked. A new
+    /// statement has a new snapshot under READ COMMITTED, so it also sees a session the winner committed
+    /// while this attempt waited on the code's row lock.
+    static let replayRevocationSQL = """
+        UPDATE sessions SET revoked_at = to_timestamp($2::float8), revoked_reason = 'authorization_code_replay'
+        WHERE authorization_code_id = $1 AND revoked_at IS NULL
+        """
+
+    /// The parameters of `exchangeStatement(proof:)`, in order; the form without a proof takes the first 17.
+    static func parameters(_ attempt: ExchangeAttempt, environment: ExchangeEnvironment, proof: Bool) -> [String?] {
+        var parameters: [String?] = [
+            environment.id, attempt.codeHash, attempt.requestedRedirectURI, attempt.verifierChallenge,
+            SQLTime.parameter(attempt.now), attempt.attemptID, attempt.accessTokenHash, attempt.refreshTokenHash,
+            attempt.failureGate?.bucket, attempt.failureGate?.key, attempt.failureGate.map { SQLTime.parameter($0.windowStart) },
+            attempt.failureGate.map { String($0.threshold) }, attempt.webClientID, String(environment.sessionMaxAgeDays),
+            String(environment.sessionIdleDays), String(environment.accessTokenTTLMinutes), environment.idTokenSigningAlg.rawValue,
+        ]
+        if proof {
+            parameters += [
+                environment.requireDPoP ? "true" : "false", attempt.proof?.thumbprint, attempt.proof?.identifierHash,
+                attempt.proof.map { SQLTime.parameter($0.usableUntil) }, attempt.proof?.nonceAccepted == true ? "true" : "false",
+            ]
+        }
+        return parameters
+    }
+
+    /// The facts of one `exchangeStatement(proof:)` row. `replayRevoked` is what `replayRevocationSQL` did, for a
+    /// valid replay.
+    static func facts(from row: PostgresRow, replayRevoked: Bool = false) throws -> ExchangeFacts {
         guard row["environment_id"] != nil else { return ExchangeFacts(clientKnown: false) }
         if try row.bool("rate_limited") { return ExchangeFacts(clientKnown: true, rateLimited: true) }
         if try row.bool("dpop_refused") {
@@ -141,9 +170,8 @@ public struct PostgresAuthorizations: Sendable {
         let challengeMatches = try row.bool("challenge_matches")
         let keyMatches = try row.bool("key_matches")
         guard try row.bool("won") else {
-            let revoked = try replayRevoked ?? (row.int("revoked_count") > 0)
             return ExchangeFacts(
-                clientKnown: true, code: .alreadyConsumed(revokedSession: revoked), redirectPresent: redirectPresent,
+                clientKnown: true, code: .alreadyConsumed(revokedSession: replayRevoked), redirectPresent: redirectPresent,
                 redirectMatches: redirectMatches, challengeMatches: challengeMatches)
         }
         var session: IssuedSession?
@@ -169,23 +197,24 @@ public struct PostgresAuthorizations: Sendable {
 }
 
 extension PostgresAuthorizations: ExchangeStore {
-    /// Runs one exchange attempt (see `exchangeSQL`): one statement in the common case, plus one more only
-    /// when a valid replay raced the winning exchange and could not yet see its session.
+    /// Runs one exchange attempt (see `exchangeStatement(proof:)`): the environment from the configuration in memory,
+    /// then one statement, plus one more only for a valid replay (`replayRevocationSQL`).
     public func exchange(_ attempt: ExchangeAttempt) throws -> ExchangeFacts {
         try PostgresEdge.run {
-            let row = try pool.query(prepared: Self.exchangeSQL, Self.parameters(attempt)).rows[0]
+            guard let environment = try exchangeEnvironment(publishableKey: attempt.publishableKey) else {
+                return ExchangeFacts(clientKnown: false)
+            }
+            let proof = attempt.proof != nil || environment.requireDPoP
+            let row = try pool.query(
+                prepared: proof ? Self.exchangeWithProofSQL : Self.exchangeSQL,
+                Self.parameters(attempt, environment: environment, proof: proof)
+            ).rows[0]
             if row["code_id"] != nil, try row.bool("won") == false, try row.bool("redirect_matches"),
-                try row.bool("challenge_matches"), try row.bool("key_matches"), try row.int("revoked_count") == 0
+                try row.bool("challenge_matches"), try row.bool("key_matches")
             {
-                // A valid replay that waited on the winner's row lock: the winner has committed, and a new
-                // statement (a new snapshot under READ COMMITTED) sees its session.
                 let revoked =
-                    try pool.query(
-                        """
-                        UPDATE sessions SET revoked_at = to_timestamp($2::float8), revoked_reason = 'authorization_code_replay'
-                        WHERE authorization_code_id = $1 AND revoked_at IS NULL
-                        """, [try row.string("code_id"), SQLTime.parameter(attempt.now)]
-                    ).rowsAffected > 0
+                    try pool.query(Self.replayRevocationSQL, [try row.string("code_id"), SQLTime.parameter(attempt.now)])
+                    .rowsAffected > 0
                 return try Self.facts(from: row, replayRevoked: revoked)
             }
             return try Self.facts(from: row)

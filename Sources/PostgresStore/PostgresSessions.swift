@@ -6,6 +6,14 @@ import Postgres
 /// (docs/protocol.md#sessions). Every statement runs through `PostgresEdge.run`, so only domain errors leave it.
 public struct PostgresSessions: Sendable {
     let pool: PostgresPool
+    /// The environments kept in memory, when the store has a listener (docs/operations.md, "Configuration
+    /// in memory"); nil reads PostgreSQL every time.
+    let configuration: ConfigurationSnapshot?
+
+    init(pool: PostgresPool, configuration: ConfigurationSnapshot? = nil) {
+        self.pool = pool
+        self.configuration = configuration
+    }
 
     // The refresh in ONE statement (docs/protocol.md#refresh-checks), the client's failure limit included
     // (`gate`: over it, nothing is read or touched). `presented` reads the token, its session and
@@ -22,92 +30,117 @@ public struct PostgresSessions: Sendable {
     // The new tokens are inserted from the UPDATE's RETURNING, so the pair and the rotation commit together;
     // the session row keeps no copy of the latest pair (sql/008). A presented token is read from
     // `issued_refresh_tokens` (sql/021): the session's first one is in its row, later ones in `refresh_tokens`.
-    // DPoP (docs/dpop.md, "Binding"): $10 the proof's key thumbprint or NULL, $11 its `jti` digest, $12
-    // when that use expires, $13 whether its nonce is accepted; checked as the exchange's are, before the
-    // session is touched. A session bound to a key rotates only with a proof of that key (RFC 9449 §5);
-    // otherwise nothing changes and the answer is `invalid_grant` (`presented_other_key`).
-    // Web clients (docs/protocol.md, "Web clients"): $14 the authenticated web client (`zc_…`) or NULL for a
+    // The environment is found before the statement, by publishable key, from the configuration in memory
+    // (docs/architecture.md, "Configuration in memory"): its id is $1 and its settings $11–$16, so the
+    // statement reads no configuration table; a session of another environment is never found (`env.id`).
+    // Web clients (docs/protocol.md, "Web clients"): $10 the authenticated web client (`zc_…`) or NULL for a
     // native app; a session is refreshed only by the client it was issued to (sql/026).
-    static let refreshSQL = """
-        WITH env AS (
-            SELECT id, session_max_age_days, session_idle_days, access_token_ttl_minutes, refresh_reuse_grace_seconds,
-                   id_token_signing_alg, require_dpop
-            FROM environments WHERE publishable_key = $1
-        ), gate AS (
-            SELECT EXISTS (
-                SELECT 1 FROM rate_limit_counters
-                WHERE bucket = $6 AND key = $7 AND window_start = to_timestamp($8::float8) AND count >= $9::int
-            ) AS over
-        ), \(DPoPProofSQL.commonTableExpressions(.init(thumbprint: 10, jtiDigest: 11, usableUntil: 12, nonceAccepted: 13, now: 3), gatedByRateLimit: true)), presented AS (
-            SELECT r.session_id, r.generation, s.revoked_at, s.revoked_reason, s.auth_time, s.last_refreshed_at,
-                   u.closed_at, s.dpop_jkt, COALESCE(s.dpop_jkt = $10, s.dpop_jkt IS NULL) AS key_matches,
-                   -- Within the reuse grace only when one is configured: a request's time is read before its
-                   -- statement runs, so at grace 0 a loser timed just before the winner's rotation (or an
-                   -- instance whose clock is behind) must still count as reuse.
-                   env.refresh_reuse_grace_seconds > 0 AND to_timestamp($3::float8) < COALESCE(
-                       (SELECT min(later.issued_at) FROM issued_refresh_tokens later
-                        WHERE later.session_id = r.session_id AND later.generation > r.generation),
-                       to_timestamp($3::float8)
-                   ) + make_interval(secs => env.refresh_reuse_grace_seconds) AS in_grace
-            FROM issued_refresh_tokens r JOIN sessions s ON s.id = r.session_id JOIN users u ON u.id = s.user_id
-            JOIN env ON env.id = s.environment_id
-            WHERE r.token_hash = $2 AND NOT (SELECT over FROM gate) AND (SELECT ok FROM proof_ok)
-              AND s.web_client_id IS NOT DISTINCT FROM $14
-        ), refreshed AS (
-            UPDATE sessions s SET
-                generation = CASE WHEN s.generation = p.generation THEN s.generation + 1 ELSE s.generation END,
-                revoked_at = CASE
-                    WHEN s.generation = p.generation OR p.in_grace THEN NULL
-                    ELSE to_timestamp($3::float8) END,
-                revoked_reason = CASE
-                    WHEN s.generation = p.generation OR p.in_grace THEN NULL
-                    ELSE 'refresh_token_reuse' END,
-                last_refreshed_at = CASE
-                    WHEN s.generation = p.generation OR p.in_grace THEN to_timestamp($3::float8)
-                    ELSE s.last_refreshed_at END
-            FROM presented p, env
-            WHERE s.id = p.session_id AND s.revoked_at IS NULL AND p.closed_at IS NULL AND p.key_matches
-              AND s.auth_time + make_interval(secs => env.session_max_age_days * 86400) > to_timestamp($3::float8)
-              AND s.last_refreshed_at + make_interval(secs => env.session_idle_days * 86400) > to_timestamp($3::float8)
-            RETURNING s.id, s.user_id, s.generation, s.revoked_at IS NOT NULL AS reused, s.auth_time, s.last_refreshed_at,
-                      s.scope, s.amr, s.dpop_jkt
-        ), new_refresh_token AS (
-            INSERT INTO refresh_tokens (token_hash, session_id, generation, issued_at)
-            SELECT $5, id, generation, to_timestamp($3::float8) FROM refreshed WHERE NOT reused
-        ), new_access_token AS (
-            INSERT INTO access_tokens (token_hash, session_id, issued_at, expires_at)
-            SELECT $4, refreshed.id, to_timestamp($3::float8),
-                   to_timestamp($3::float8) + make_interval(mins => env.access_token_ttl_minutes)
-            FROM refreshed, env WHERE NOT refreshed.reused
-        )
-        SELECT (SELECT id FROM env) AS environment_id, (SELECT over FROM gate) AS rate_limited,
-               env.session_max_age_days, env.session_idle_days,
-               p.session_id AS presented_session_id, p.revoked_at IS NOT NULL AS presented_revoked, p.revoked_reason,
-               p.closed_at IS NOT NULL AS presented_closed, NOT p.key_matches AS presented_other_key,
-               (SELECT missing FROM dpop) AS dpop_missing, (SELECT stale_nonce FROM dpop) AS dpop_stale_nonce,
-               NOT (SELECT ok FROM proof_ok) AS dpop_refused, refreshed.dpop_jkt,
-               (p.auth_time + make_interval(secs => env.session_max_age_days * 86400) <= to_timestamp($3::float8)
-                OR p.last_refreshed_at + make_interval(secs => env.session_idle_days * 86400) <= to_timestamp($3::float8))
-                   AS presented_past_window,
-               refreshed.id AS session_id, refreshed.reused, refreshed.auth_time, refreshed.last_refreshed_at,
-               to_timestamp($3::float8) + make_interval(mins => env.access_token_ttl_minutes) AS access_expires_at,
-               u.id AS user_id, u.email, u.name, u.image_url,
-               refreshed.scope, refreshed.amr, env.id_token_signing_alg, u.created_at AS profile_updated_at,
-               u.email_verified_at IS NOT NULL AS email_verified
-        FROM (SELECT 1) AS one
-        LEFT JOIN env ON true LEFT JOIN presented p ON true LEFT JOIN refreshed ON true
-        LEFT JOIN users u ON u.id = refreshed.user_id
-        """
+    // DPoP (docs/dpop.md, "Binding"), only in the form with a proof (used when the request carried one or the
+    // environment requires DPoP): $16 whether the environment requires it, $17 the proof's key thumbprint or
+    // NULL, $18 its `jti` digest, $19 when that use expires, $20 whether its nonce is accepted; checked as the
+    // exchange's are, before the session is touched. A session bound to a key rotates only with a proof of
+    // that key (RFC 9449 §5); otherwise nothing changes and the answer is `invalid_grant`
+    // (`presented_other_key`). The form without a proof has the DPoP parts constant.
+    static func refreshStatement(proof: Bool) -> String {
+        let key = proof ? "$17" : "NULL::text"
+        let dpop =
+            proof
+            ? DPoPProofSQL.commonTableExpressions(
+                .init(thumbprint: 17, jtiDigest: 18, usableUntil: 19, nonceAccepted: 20, now: 3), gatedByRateLimit: true)
+            : "dpop AS (SELECT false AS missing, false AS stale_nonce), proof_ok AS (SELECT true AS ok)"
+        return """
+            WITH env AS (
+                SELECT $1::uuid AS id, $11::int AS session_max_age_days, $12::int AS session_idle_days,
+                       $13::int AS access_token_ttl_minutes, $14::int AS refresh_reuse_grace_seconds,
+                       $15::text AS id_token_signing_alg, \(proof ? "$16::boolean" : "false") AS require_dpop
+            ), gate AS (
+                SELECT EXISTS (
+                    SELECT 1 FROM rate_limit_counters
+                    WHERE bucket = $6 AND key = $7 AND window_start = to_timestamp($8::float8) AND count >= $9::int
+                ) AS over
+            ), \(dpop), presented AS (
+                SELECT r.session_id, r.generation, s.revoked_at, s.revoked_reason, s.auth_time, s.last_refreshed_at,
+                       u.closed_at, s.dpop_jkt, COALESCE(s.dpop_jkt = \(key), s.dpop_jkt IS NULL) AS key_matches,
+                       -- Within the reuse grace only when one is configured: a request's time is read before its
+                       -- statement runs, so at grace 0 a loser timed just before the winner's rotation (or an
+                       -- instance whose clock is behind) must still count as reuse.
+                       env.refresh_reuse_grace_seconds > 0 AND to_timestamp($3::float8) < COALESCE(
+                           (SELECT min(later.issued_at) FROM issued_refresh_tokens later
+                            WHERE later.session_id = r.session_id AND later.generation > r.generation),
+                           to_timestamp($3::float8)
+                       ) + make_interval(secs => env.refresh_reuse_grace_seconds) AS in_grace
+                FROM issued_refresh_tokens r JOIN sessions s ON s.id = r.session_id JOIN users u ON u.id = s.user_id
+                JOIN env ON env.id = s.environment_id
+                WHERE r.token_hash = $2 AND NOT (SELECT over FROM gate) AND (SELECT ok FROM proof_ok)
+                  AND s.web_client_id IS NOT DISTINCT FROM $10
+            ), refreshed AS (
+                UPDATE sessions s SET
+                    generation = CASE WHEN s.generation = p.generation THEN s.generation + 1 ELSE s.generation END,
+                    revoked_at = CASE
+                        WHEN s.generation = p.generation OR p.in_grace THEN NULL
+                        ELSE to_timestamp($3::float8) END,
+                    revoked_reason = CASE
+                        WHEN s.generation = p.generation OR p.in_grace THEN NULL
+                        ELSE 'refresh_token_reuse' END,
+                    last_refreshed_at = CASE
+                        WHEN s.generation = p.generation OR p.in_grace THEN to_timestamp($3::float8)
+                        ELSE s.last_refreshed_at END
+                FROM presented p, env
+                WHERE s.id = p.session_id AND s.revoked_at IS NULL AND p.closed_at IS NULL AND p.key_matches
+                  AND s.auth_time + make_interval(secs => env.session_max_age_days * 86400) > to_timestamp($3::float8)
+                  AND s.last_refreshed_at + make_interval(secs => env.session_idle_days * 86400) > to_timestamp($3::float8)
+                RETURNING s.id, s.user_id, s.generation, s.revoked_at IS NOT NULL AS reused, s.auth_time, s.last_refreshed_at,
+                          s.scope, s.amr, s.dpop_jkt
+            ), new_refresh_token AS (
+                INSERT INTO refresh_tokens (token_hash, session_id, generation, issued_at)
+                SELECT $5, id, generation, to_timestamp($3::float8) FROM refreshed WHERE NOT reused
+            ), new_access_token AS (
+                INSERT INTO access_tokens (token_hash, session_id, issued_at, expires_at)
+                SELECT $4, refreshed.id, to_timestamp($3::float8),
+                       to_timestamp($3::float8) + make_interval(mins => env.access_token_ttl_minutes)
+                FROM refreshed, env WHERE NOT refreshed.reused
+            )
+            SELECT env.id AS environment_id, (SELECT over FROM gate) AS rate_limited,
+                   env.session_max_age_days, env.session_idle_days,
+                   p.session_id AS presented_session_id, p.revoked_at IS NOT NULL AS presented_revoked, p.revoked_reason,
+                   p.closed_at IS NOT NULL AS presented_closed, NOT p.key_matches AS presented_other_key,
+                   (SELECT missing FROM dpop) AS dpop_missing, (SELECT stale_nonce FROM dpop) AS dpop_stale_nonce,
+                   NOT (SELECT ok FROM proof_ok) AS dpop_refused, refreshed.dpop_jkt,
+                   (p.auth_time + make_interval(secs => env.session_max_age_days * 86400) <= to_timestamp($3::float8)
+                    OR p.last_refreshed_at + make_interval(secs => env.session_idle_days * 86400) <= to_timestamp($3::float8))
+                       AS presented_past_window,
+                   refreshed.id AS session_id, refreshed.reused, refreshed.auth_time, refreshed.last_refreshed_at,
+                   to_timestamp($3::float8) + make_interval(mins => env.access_token_ttl_minutes) AS access_expires_at,
+                   u.id AS user_id, u.email, u.name, u.image_url,
+                   refreshed.scope, refreshed.amr, env.id_token_signing_alg, u.created_at AS profile_updated_at,
+                   u.email_verified_at IS NOT NULL AS email_verified
+            FROM env LEFT JOIN presented p ON true LEFT JOIN refreshed ON true
+            LEFT JOIN users u ON u.id = refreshed.user_id
+            """
+    }
 
-    /// The parameters of `refreshSQL`, in order.
-    static func parameters(_ attempt: RefreshAttempt) -> [String?] {
-        [
-            attempt.publishableKey, attempt.refreshTokenHash, SQLTime.parameter(attempt.now), attempt.newAccessTokenHash,
+    /// The refresh when the request carried a DPoP proof or the environment requires one (`refreshStatement(proof:)`).
+    static let refreshWithProofSQL = refreshStatement(proof: true)
+    /// The refresh in the common case: no DPoP proof, none required (`refreshStatement(proof:)`).
+    static let refreshSQL = refreshStatement(proof: false)
+
+    /// The parameters of `refreshStatement(proof:)`, in order; the form without a proof takes the first 15.
+    static func parameters(_ attempt: RefreshAttempt, environment: ExchangeEnvironment, proof: Bool) -> [String?] {
+        var parameters: [String?] = [
+            environment.id, attempt.refreshTokenHash, SQLTime.parameter(attempt.now), attempt.newAccessTokenHash,
             attempt.newRefreshTokenHash, attempt.failureGate?.bucket, attempt.failureGate?.key,
             attempt.failureGate.map { SQLTime.parameter($0.windowStart) }, attempt.failureGate.map { String($0.threshold) },
-            attempt.proof?.thumbprint, attempt.proof?.identifierHash, attempt.proof.map { SQLTime.parameter($0.usableUntil) },
-            attempt.proof?.nonceAccepted == true ? "true" : "false", attempt.webClientID,
+            attempt.webClientID, String(environment.sessionMaxAgeDays), String(environment.sessionIdleDays),
+            String(environment.accessTokenTTLMinutes), String(environment.refreshReuseGraceSeconds),
+            environment.idTokenSigningAlg.rawValue,
         ]
+        if proof {
+            parameters += [
+                environment.requireDPoP ? "true" : "false", attempt.proof?.thumbprint, attempt.proof?.identifierHash,
+                attempt.proof.map { SQLTime.parameter($0.usableUntil) }, attempt.proof?.nonceAccepted == true ? "true" : "false",
+            ]
+        }
+        return parameters
     }
 
     /// The outcome of one `refreshSQL` row.
@@ -167,10 +200,20 @@ public struct PostgresSessions: Sendable {
 }
 
 extension PostgresSessions: RefreshStore {
-    /// Runs one refresh (see `refreshSQL`): one statement, race-free on any number of server instances.
+    /// Runs one refresh (see `refreshStatement(proof:)`): the environment from the configuration in memory, then one
+    /// statement, race-free on any number of server instances.
     public func refresh(_ attempt: RefreshAttempt) throws -> RefreshOutcome {
         try PostgresEdge.run {
-            try Self.outcome(from: pool.query(prepared: Self.refreshSQL, Self.parameters(attempt)).rows[0])
+            guard
+                let environment = try PostgresAuthorizations(pool: pool, configuration: configuration)
+                    .exchangeEnvironment(publishableKey: attempt.publishableKey)
+            else { return .unknownClient }
+            let proof = attempt.proof != nil || environment.requireDPoP
+            return try Self.outcome(
+                from: pool.query(
+                    prepared: proof ? Self.refreshWithProofSQL : Self.refreshSQL,
+                    Self.parameters(attempt, environment: environment, proof: proof)
+                ).rows[0])
         }
     }
 
@@ -277,7 +320,7 @@ extension PostgresStore {
     }
 
     /// The app sessions' aggregate.
-    public var sessions: PostgresSessions { PostgresSessions(pool: pool) }
+    public var sessions: PostgresSessions { PostgresSessions(pool: pool, configuration: configuration) }
 
     /// `revoked_reason` of sessions ended because they were past a window when a settings change would
     /// have lengthened it; their refresh answers `reauthentication_required`, not `invalid_grant`.

@@ -174,14 +174,14 @@ import ZevAuthTesting
         let refresh = try Crypto.mintToken(prefix: "zrt_")
         SuiteCapture.secret(access)
         SuiteCapture.secret(refresh)
+        let attempt = ExchangeAttempt(
+            publishableKey: signed.fixture.developmentKey, codeHash: Crypto.hexSHA256(signed.code), requestedRedirectURI: Self.redirect,
+            verifierChallenge: signed.pkce.challenge, attemptID: UUID().uuidString, accessTokenHash: Crypto.hexSHA256(access),
+            refreshTokenHash: Crypto.hexSHA256(refresh), now: now)
+        let environment = try #require(
+            try PostgresAuthorizations(pool: TestDatabase.pool).uncachedExchangeEnvironment(publishableKey: attempt.publishableKey))
         let row = try holder.query(
-            PostgresAuthorizations.exchangeSQL,
-            [
-                signed.fixture.developmentKey, Crypto.hexSHA256(signed.code), Self.redirect, signed.pkce.challenge,
-                SQLTime.parameter(now), UUID().uuidString, Crypto.hexSHA256(access), Crypto.hexSHA256(refresh), nil, nil, nil, nil,
-                // No DPoP proof (sql/027), no web client (sql/026).
-                nil, nil, nil, "false", nil,
-            ]
+            PostgresAuthorizations.exchangeSQL, PostgresAuthorizations.parameters(attempt, environment: environment, proof: false)
         ).rows[0]
         #expect(try row.bool("won"))
         let sessionID = try row.string("session_id")

@@ -38,14 +38,10 @@ import ZevAuthTesting
         let winner = try PostgresConnection(url: TestDatabase.url)
         try winner.query("BEGIN")
         let won = try attempt()
+        let environment = try #require(
+            try PostgresAuthorizations(pool: TestDatabase.pool).uncachedExchangeEnvironment(publishableKey: won.publishableKey))
         let row = try winner.query(
-            PostgresAuthorizations.exchangeSQL,
-            [
-                won.publishableKey, won.codeHash, won.requestedRedirectURI, won.verifierChallenge, String(now.timeIntervalSince1970),
-                won.attemptID, won.accessTokenHash, won.refreshTokenHash, nil, nil, nil, nil,
-                // No DPoP proof (sql/027), no web client (sql/026).
-                nil, nil, nil, "false", nil,
-            ]
+            PostgresAuthorizations.exchangeSQL, PostgresAuthorizations.parameters(won, environment: environment, proof: false)
         ).rows[0]
         #expect(try row.bool("won"))
         let sessionID = try row.string("session_id")

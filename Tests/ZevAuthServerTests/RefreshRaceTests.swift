@@ -62,15 +62,10 @@ import ZevAuthTesting
         let winner = try PostgresConnection(url: TestDatabase.url)
         try winner.query("BEGIN")
         let won = try attempt()
+        let environment = try #require(
+            try PostgresAuthorizations(pool: TestDatabase.pool).uncachedExchangeEnvironment(publishableKey: won.publishableKey))
         let row = try winner.query(
-            PostgresSessions.refreshSQL,
-            [
-                won.publishableKey, won.refreshTokenHash, String(now.timeIntervalSince1970), won.newAccessTokenHash,
-                won.newRefreshTokenHash,
-                nil, nil, nil, nil,
-                // No DPoP proof (sql/027), no web client (sql/026).
-                nil, nil, nil, "false", nil,
-            ]
+            PostgresSessions.refreshSQL, PostgresSessions.parameters(won, environment: environment, proof: false)
         ).rows[0]
         #expect(row["session_id"] == sessionID)
         #expect(try row.bool("reused") == false)

@@ -31,7 +31,7 @@ def sha(prefix):
 # PostgresAuthorizations.recordPendingSignIn).
 PARAMETERS = {
     "exchange": {
-        1: ":pk",  # publishable key (Authorization: Bearer)
+        1: ":env",  # the environment's id (found by publishable key in the configuration in memory)
         2: sha("hoc_bench_"),  # SHA-256 hex of the presented code
         3: ":redirect",  # redirectUri sent
         4: ":challenge",  # S256 of the sent codeVerifier
@@ -43,14 +43,14 @@ PARAMETERS = {
         10: ":addr",  # failure gate: client address
         11: ":window",  # failure gate: window start, epoch seconds
         12: ":threshold",  # failure gate: threshold
-        13: "NULL",  # DPoP: the proof key's thumbprint (no proof)
-        14: "NULL",  # DPoP: the proof's jti digest
-        15: "NULL",  # DPoP: when the proof's use expires
-        16: "'false'",  # DPoP: whether the proof's nonce is accepted
-        17: "NULL",  # the authenticated web client (a native app: none)
+        13: "NULL",  # the authenticated web client (a native app: none)
+        14: "90",  # the environment's settings (seed.sql keeps the defaults): session maximum age, days
+        15: "30",  # session idle days
+        16: "15",  # access token lifetime, minutes
+        17: "'RS256'",  # ID token algorithm
     },
     "refresh": {
-        1: ":pk",
+        1: ":env",
         2: sha("zrt_bench_"),  # SHA-256 hex of the presented refresh token
         3: ":now",
         4: sha("zat_rotated_"),  # new access token hash
@@ -59,11 +59,12 @@ PARAMETERS = {
         7: ":addr",  # failure gate: client address
         8: ":window",  # failure gate: window start, epoch seconds
         9: ":threshold",  # failure gate: threshold
-        10: "NULL",  # DPoP: the proof key's thumbprint (no proof)
-        11: "NULL",  # DPoP: the proof's jti digest
-        12: "NULL",  # DPoP: when the proof's use expires
-        13: "'false'",  # DPoP: whether the proof's nonce is accepted
-        14: "NULL",  # the authenticated web client (a native app: none)
+        10: "NULL",  # the authenticated web client (a native app: none)
+        11: "90",  # the environment's settings, as for the exchange
+        12: "30",
+        13: "15",
+        14: "0",  # refresh reuse grace, seconds
+        15: "'RS256'",
     },
     "start": {
         1: ":env",  # environment id
