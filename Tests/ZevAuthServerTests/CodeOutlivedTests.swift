@@ -1,3 +1,4 @@
+import Authorize
 import Crypto
 import Foundation
 import Postgres

@@ -38,10 +38,10 @@ import ZevAuthTesting
         let winner = try PostgresConnection(url: TestDatabase.url)
         try winner.query("BEGIN")
         let won = try attempt()
-        let environment = try #require(
+        let settings = try #require(
             try PostgresAuthorizations(pool: TestDatabase.pool).uncachedExchangeEnvironment(publishableKey: won.publishableKey))
         let row = try winner.query(
-            PostgresAuthorizations.exchangeSQL, PostgresAuthorizations.parameters(won, environment: environment, proof: false)
+            PostgresAuthorizations.exchangeSQL, PostgresAuthorizations.parameters(won, environment: settings, proof: false)
         ).rows[0]
         #expect(try row.bool("won"))
         let sessionID = try row.string("session_id")

@@ -62,10 +62,10 @@ import ZevAuthTesting
         let winner = try PostgresConnection(url: TestDatabase.url)
         try winner.query("BEGIN")
         let won = try attempt()
-        let environment = try #require(
+        let settings = try #require(
             try PostgresAuthorizations(pool: TestDatabase.pool).uncachedExchangeEnvironment(publishableKey: won.publishableKey))
         let row = try winner.query(
-            PostgresSessions.refreshSQL, PostgresSessions.parameters(won, environment: environment, proof: false)
+            PostgresSessions.refreshSQL, PostgresSessions.parameters(won, environment: settings, proof: false)
         ).rows[0]
         #expect(row["session_id"] == sessionID)
         #expect(try row.bool("reused") == false)
