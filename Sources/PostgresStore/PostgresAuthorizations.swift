@@ -201,7 +201,7 @@ extension PostgresAuthorizations: ExchangeStore {
     /// then one statement, plus one more only for a valid replay (`replayRevocationSQL`).
     public func exchange(_ attempt: ExchangeAttempt) throws -> ExchangeFacts {
         try PostgresEdge.run {
-            guard let environment = try exchangeEnvironment(publishableKey: attempt.publishableKey) else {
+            guard let environment = try PostgresEdge.read({ try exchangeEnvironment(publishableKey: attempt.publishableKey) }) else {
                 return ExchangeFacts(clientKnown: false)
             }
             let proof = attempt.proof != nil || environment.requireDPoP

@@ -22,6 +22,18 @@ public enum PostgresEdge {
         }
     }
 
+    /// Runs a read that writes nothing, such as the environment's settings read before a write: as `run`,
+    /// except that a `StoreUnavailable` it throws is never in doubt (nothing can have landed), so a grant
+    /// answers 503 at once instead of settling a write that was never sent.
+    /// - Throws: as `run`.
+    public static func read<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try run(body)
+        } catch let error as StoreUnavailable where error.inDoubt {
+            throw StoreUnavailable(reason: error.reason, detail: error.detail)
+        }
+    }
+
     /// The domain form of `error` (see the type's rules).
     public static func translate(_ error: PostgresError) -> any Error {
         switch error.kind {

@@ -205,8 +205,10 @@ extension PostgresSessions: RefreshStore {
     public func refresh(_ attempt: RefreshAttempt) throws -> RefreshOutcome {
         try PostgresEdge.run {
             guard
-                let environment = try PostgresAuthorizations(pool: pool, configuration: configuration)
-                    .exchangeEnvironment(publishableKey: attempt.publishableKey)
+                let environment = try PostgresEdge.read({
+                    try PostgresAuthorizations(pool: pool, configuration: configuration)
+                        .exchangeEnvironment(publishableKey: attempt.publishableKey)
+                })
             else { return .unknownClient }
             let proof = attempt.proof != nil || environment.requireDPoP
             return try Self.outcome(
