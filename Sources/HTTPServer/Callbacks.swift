@@ -208,26 +208,34 @@ let accessHandler: MHD_AccessHandlerCallback = {
             method: String(cString: method), path: path, rawQuery: query, headers: state.headers, body: state.body,
             remoteAddress: remoteAddress(of: connection))
         state.body = []
+        let workQueue: WorkQueue
         switch server.handler.placement(for: request) {
         case .inline:
             return queue(server.handler.handle(request), on: connection, server: server)
-        case .queue(let workQueue):
-            guard workQueue.reserve() else { return queue(Framing.queueFull, on: connection, server: server) }
-            // Suspend before the job can exist, so its resume always finds the connection suspended.
-            let pending = PendingResponse()
-            state.phase = .suspended(pending)
-            server.suspended.add(1, ordering: .sequentiallyConsistent)
-            MHD_suspend_connection(connection)
+        case .inlineWithin(let budget, let otherwise):
             let handler = server.handler
-            let suspended = SuspendedConnection(pointer: connection)
-            workQueue.run(reserved: { [server] in
-                pending.response = handler.handle(request)
-                // libmicrohttpd calls the access handler again on the connection's worker, which sends it.
-                MHD_resume_connection(suspended.pointer)
-                server.suspended.subtract(1, ordering: .sequentiallyConsistent)
-            })
-            return .YES
+            if let response = budget.run({ handler.handle(request) }) {
+                return queue(response, on: connection, server: server)
+            }
+            workQueue = otherwise
+        case .queue(let chosen):
+            workQueue = chosen
         }
+        guard workQueue.reserve() else { return queue(Framing.queueFull, on: connection, server: server) }
+        // Suspend before the job can exist, so its resume always finds the connection suspended.
+        let pending = PendingResponse()
+        state.phase = .suspended(pending)
+        server.suspended.add(1, ordering: .sequentiallyConsistent)
+        MHD_suspend_connection(connection)
+        let handler = server.handler
+        let suspended = SuspendedConnection(pointer: connection)
+        workQueue.run(reserved: { [server] in
+            pending.response = handler.handle(request)
+            // libmicrohttpd calls the access handler again on the connection's worker, which sends it.
+            MHD_resume_connection(suspended.pointer)
+            server.suspended.subtract(1, ordering: .sequentiallyConsistent)
+        })
+        return .YES
     case .suspended(let pending):
         // The call after MHD_resume_connection: the queued handler's response is ready.
         state.phase = .answered

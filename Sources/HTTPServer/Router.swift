@@ -106,7 +106,7 @@ public struct Router: HTTPHandler {
             placement: placement)
         table.append(route)
         bySegmentCount[segments.count, default: []].append(table.count - 1)
-        if case .queue = placement { anyQueued = true }
+        if case .inline = placement {} else { anyQueued = true }
     }
 
     /// The placement of the route `handle(_:)` would dispatch `request` to; `.inline` for every other

@@ -53,6 +53,8 @@ public final class PostgresPool: Sendable {
     private let slots = Mutex<[ObjectIdentifier: DedicatedSlot]>([:])
     /// The thread-specific key whose value is the calling thread's `DedicatedSlot` (retained).
     private let key: ThreadKey
+    /// The thread-specific key that is set while the calling thread runs `sharedConnectionsOnly`.
+    private let sharedOnly = MarkerKey()
     /// Signalled at `deinit` to stop the health checker.
     private let stopChecker = DispatchSemaphore(value: 0)
     /// Connections lent out right now (one relaxed atomic add each way; read only by scrapes).
@@ -112,6 +114,7 @@ public final class PostgresPool: Sendable {
             slot.connection = nil
         }
         key.delete()
+        pthread_key_delete(sharedOnly.raw)
     }
 
     /// Lends one connection to `body`, then takes it back.
@@ -127,7 +130,7 @@ public final class PostgresPool: Sendable {
     public func withConnection<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
         lent.wrappingAdd(1, ordering: .relaxed)
         defer { lent.wrappingSubtract(1, ordering: .relaxed) }
-        if let slot = dedicatedSlot(), slot.take() {
+        if sharedOnly.value == nil, let slot = dedicatedSlot(), slot.take() {
             defer { slot.state.store(DedicatedSlot.idle, ordering: .releasing) }
             let connection: PostgresConnection
             if let existing = slot.connection, isUsable(existing, idleSince: slot.idleSince) {
@@ -157,6 +160,18 @@ public final class PostgresPool: Sendable {
             releaseShared(connection, broken: breaksConnection(error))
             throw error
         }
+    }
+
+    /// Runs `body` with every connection it uses on this thread lent from the shared ones, never from a
+    /// dedicated slot (so a thread that uses the database only now and then, such as an HTTP worker running
+    /// a budgeted request, does not claim a connection for good). Nests.
+    /// - Parameter body: Work that may use the pool.
+    /// - Returns: What `body` returns.
+    public func sharedConnectionsOnly<T>(_ body: () throws -> T) rethrows -> T {
+        if sharedOnly.value != nil { return try body() }
+        sharedOnly.value = UnsafeMutableRawPointer(bitPattern: 1)
+        defer { sharedOnly.value = nil }
+        return try body()
     }
 
     /// Whether `error` means the connection it came from must not be lent again: a connection-class error
@@ -469,6 +484,23 @@ private struct ThreadKey: @unchecked Sendable {
     }
 
     func delete() { pthread_key_delete(raw) }
+}
+
+/// A thread-specific flag (set: a non-nil value), with no destructor.
+private struct MarkerKey: @unchecked Sendable {
+    let raw: pthread_key_t
+
+    init() {
+        var key = pthread_key_t()
+        let created = pthread_key_create(&key, nil)
+        precondition(created == 0, "pthread_key_create failed: the process has used up its thread-specific keys")
+        raw = key
+    }
+
+    var value: UnsafeMutableRawPointer? {
+        get { pthread_getspecific(raw) }
+        nonmutating set { pthread_setspecific(raw, newValue) }
+    }
 }
 
 /// The background health checker of one pool: wakes every interval until the pool goes away.

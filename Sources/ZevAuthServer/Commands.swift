@@ -61,7 +61,7 @@ public enum Commands {
         let migrator = try ServerRunner.migrator(configured: configuration.sqlDirectory)
         let store = PostgresStore.connect(
             url: configuration.databaseURL, size: configuration.effectiveDatabasePoolSize,
-            sharedConnections: ServerConfiguration.sharedDatabaseConnections,
+            sharedConnections: configuration.databaseSharedConnections,
             statementTimeoutMilliseconds: configuration.databaseStatementTimeoutMilliseconds,
             preparedStatements: configuration.databasePrepared, listenURL: configuration.effectiveDatabaseListenURL)
         let context = ServerContext(configuration: configuration, store: store)

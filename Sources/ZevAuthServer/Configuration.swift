@@ -39,10 +39,18 @@ public struct ServerConfiguration: Sendable {
     /// use): fixed at 4.
     public static let sharedDatabaseConnections = 4
 
-    /// The pool size when `ZEVAUTH_DATABASE_POOL_SIZE` is not set: one connection for each HTTP worker and
-    /// each work-queue thread, plus the shared ones (docs/operations.md, "Sizing").
+    /// How many hot-path database requests (the exchange, the refresh, the token endpoint, the native start)
+    /// run on the HTTP workers at once, instead of on the database queue: half the HTTP workers, at least 1
+    /// (docs/decisions.md, "The database never holds an HTTP worker"). Each takes a shared connection.
+    public var inlineDatabaseRequests: Int { max(1, httpThreads / 2) }
+
+    /// The pool's shared connections: `sharedDatabaseConnections` plus one per inline database request.
+    public var databaseSharedConnections: Int { Self.sharedDatabaseConnections + inlineDatabaseRequests }
+
+    /// The pool size when `ZEVAUTH_DATABASE_POOL_SIZE` is not set: one connection for each database-queue
+    /// thread and each other work-queue thread, plus the shared ones (docs/operations.md, "Sizing").
     public var databasePoolSizeForThreads: Int {
-        httpThreads + passwordHashConcurrency + Self.outboundFetchThreads + Self.sharedDatabaseConnections
+        httpThreads + passwordHashConcurrency + Self.outboundFetchThreads + databaseSharedConnections
     }
 
     /// The pool size in effect: `databasePoolSize` when set, else `databasePoolSizeForThreads`.

@@ -104,7 +104,7 @@ public enum DevCommand {
         defer { try? cluster.stop() }
         let store = PostgresStore.connect(
             url: databaseURL, size: configuration.effectiveDatabasePoolSize,
-            sharedConnections: ServerConfiguration.sharedDatabaseConnections,
+            sharedConnections: configuration.databaseSharedConnections,
             statementTimeoutMilliseconds: configuration.databaseStatementTimeoutMilliseconds,
             preparedStatements: configuration.databasePrepared,
             listenURL: databaseURL)

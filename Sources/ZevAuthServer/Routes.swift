@@ -1,4 +1,5 @@
 import HTTPServer
+import Postgres
 
 /// The route table under construction. Every handler goes through `ZevAuthApp.funnel`, so a thrown error
 /// becomes a clean 500/503 and a log line with no inputs in it.
@@ -80,6 +81,17 @@ struct Routes {
         "GET " + FormPostResponse.scriptPath,
     ]
 
+    /// The hot path's database routes: one short statement each (docs/performance.md). They run on the HTTP
+    /// worker that read the request while fewer than `ServerConfiguration.inlineDatabaseRequests` do, and
+    /// on the database queue otherwise (`Placement.inlineWithin`), so the common case skips the hand-over
+    /// to a queue thread and back, and a stalled database still holds at most half the workers.
+    static let hotDatabaseRoutes: Set<String> = [
+        "POST /v1/auth/handoff/exchange",
+        "POST /v1/auth/session/refresh",
+        "POST /oauth2/token",
+        "GET /v1/auth/zevid/start",
+    ]
+
     /// Where the handler of `method` `pattern` runs: the tables above; every other route on the database
     /// queue.
     func placement(_ method: String, _ pattern: String) -> Placement {
@@ -87,6 +99,9 @@ struct Routes {
         if Self.passwordHashingRoutes.contains(route) { return .queue(context.workQueues.passwordHashing) }
         if Self.outboundFetchRoutes.contains(route) { return .queue(context.workQueues.outboundFetch) }
         if Self.inlineRoutes.contains(route) { return .inline }
+        if Self.hotDatabaseRoutes.contains(route) {
+            return .inlineWithin(context.workQueues.inlineDatabase, otherwise: context.workQueues.database)
+        }
         return .queue(context.workQueues.database)
     }
 }
@@ -103,9 +118,18 @@ public struct WorkQueues: Sendable {
     public let database: WorkQueue
     /// Requests that may wait for a database-queue thread.
     public static let databaseQueueCapacity = 512
+    /// The hot path's database requests running on the HTTP workers (`Routes.hotDatabaseRoutes`): at most
+    /// `ServerConfiguration.inlineDatabaseRequests` at once, each on a shared connection of `pool`.
+    public let inlineDatabase: InlineBudget
 
     /// The queues for `configuration`; their threads live as long as the queues.
-    public init(configuration: ServerConfiguration) {
+    /// - Parameters:
+    ///   - configuration: sizes the queues and the inline budget.
+    ///   - pool: the pool whose shared connections the inline database requests use.
+    public init(configuration: ServerConfiguration, pool: PostgresPool) {
+        inlineDatabase = InlineBudget(limit: configuration.inlineDatabaseRequests) { handler in
+            pool.sharedConnectionsOnly(handler)
+        }
         passwordHashing = WorkQueue(
             name: "password", threads: configuration.passwordHashConcurrency, capacity: 64)
         outboundFetch = WorkQueue(

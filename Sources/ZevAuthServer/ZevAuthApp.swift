@@ -64,7 +64,7 @@ public struct ServerContext: Sendable {
         self.log = StructuredLog(log, format: configuration.logFormat)
         self.metrics = Metrics.over(store)
         self.outboundSlots = OutboundSlots()
-        self.workQueues = WorkQueues(configuration: configuration)
+        self.workQueues = WorkQueues(configuration: configuration, pool: store.pool)
         self.secrets = secrets
         self.roundTrip = roundTrip
         self.tenancy = tenancy
