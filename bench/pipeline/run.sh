@@ -17,7 +17,7 @@ CONNECTIONS=${CONNECTIONS:-"8 16 32"}
 THREADS=${THREADS:-32}           # the server's HTTP threads (ZEVAUTH_HTTP_THREADS)
 POOL=${POOL:-}                   # the server's PostgreSQL connections (ZEVAUTH_DATABASE_POOL_SIZE); empty: the
                                  # server's own rule (HTTP threads + hashing threads + fetch threads + shared)
-RATE_MAX=${RATE_MAX:-5000}       # exchanges or refreshes per second one seeded range must cover
+RATE_MAX=${RATE_MAX:-8000}       # exchanges or refreshes per second one seeded range must cover
 MINIMAL_RATE_MAX=${MINIMAL_RATE_MAX:-12000}
 USERS=${USERS:-1000}             # accounts the seeded codes and sessions are spread over
 PROFILE=${PROFILE:-0}
@@ -167,6 +167,7 @@ pgbench_run() {
   printf '   %-22s c=%-3s %7s/s  ok %-7s of %-7s                                 CPU/op: PostgreSQL %s µs  steal %s\n' \
     "$name" "$c" "$last_rate" "$ok" "$done_tx" "$last_pg_us" "$last_steal"
   [ "$ok" -ge "$done_tx" ] || echo "   (pgbench: $((done_tx - ok)) transactions found no fresh row: raise RATE_MAX or MINIMAL_RATE_MAX)"
+  last_done=$done_tx
 }
 
 echo "== throughput, ${DURATION}s per measurement (the server side runs over HTTP; pgbench -M prepared)"
@@ -176,6 +177,7 @@ for c in $CONNECTIONS; do
   [ "$last_ok" -lt "$slot" ] || echo "   (the server used its whole range of codes: raise RATE_MAX)"
   printf 'exchange\t%s\t%s\t%s\t%s\n' "$c" "$last_stmts" "$last_server_us" "$last_pg_us" >>"$roundtrips"
   pgbench_run "exchange (statement)" "$c" "$work/sql/exchange.sql" sessions "$next_code"; next_code=$((next_code + slot))
+  [ "$last_done" -lt "$slot" ] || echo "   (pgbench reached into the next range of codes: raise RATE_MAX)"
   result "exchange / its statement" "$c" "$product" "$last_rate" 0.8
   pgbench_run "exchange (minimal)" "$c" $here/minimal-exchange.sql bench_minimal.sessions "$next_minimal"
   next_minimal=$((next_minimal + minimal_slot))
@@ -185,6 +187,7 @@ for c in $CONNECTIONS; do
   product=$last_rate; product_steal=$last_steal
   printf 'refresh\t%s\t%s\t%s\t%s\n' "$c" "$last_stmts" "$last_server_us" "$last_pg_us" >>"$roundtrips"
   pgbench_run "refresh (statement)" "$c" "$work/sql/refresh.sql" "refresh_tokens" "$next_session"; next_session=$((next_session + slot))
+  [ "$last_done" -lt "$slot" ] || echo "   (pgbench reached into the next range of tokens: raise RATE_MAX)"
   result "refresh / its statement" "$c" "$product" "$last_rate" 0.8
 
   wrk_run "start (server)" "$c" start.lua /v1/auth/zevid/start
