@@ -18,7 +18,7 @@ THREADS=${THREADS:-32}           # the server's HTTP threads (ZEVAUTH_HTTP_THREA
 POOL=${POOL:-}                   # the server's PostgreSQL connections (ZEVAUTH_DATABASE_POOL_SIZE); empty: the
                                  # server's own rule (HTTP threads + hashing threads + fetch threads + shared)
 RATE_MAX=${RATE_MAX:-8000}       # exchanges or refreshes per second one seeded range must cover
-MINIMAL_RATE_MAX=${MINIMAL_RATE_MAX:-12000}
+MINIMAL_RATE_MAX=${MINIMAL_RATE_MAX:-18000}
 USERS=${USERS:-1000}             # accounts the seeded codes and sessions are spread over
 PROFILE=${PROFILE:-0}
 PG_BIN=/usr/lib/postgresql/15/bin
