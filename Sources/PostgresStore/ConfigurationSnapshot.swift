@@ -57,6 +57,8 @@ public final class ConfigurationSnapshot: Sendable {
     public static let channel = "zevauth_configuration"
     /// The most entries of each kind one thread keeps; past it the thread's entries are dropped.
     public static let maximumEntriesPerThread = 1000
+    /// The longest key kept (bytes): publishable keys and web client ids are far shorter.
+    public static let maximumKeyBytes = 100
 
     /// `generation << 1 | listening`: read with one load on every lookup.
     private let state = Atomic<UInt64>(0)
@@ -162,7 +164,8 @@ public final class ConfigurationSnapshot: Sendable {
     ) throws -> Value? {
         // Read before the load: an entry is only as new as the generation seen before its database read.
         let observed = state.load(ordering: .acquiring)
-        guard observed & 1 == 1 else { return try load(key) }
+        // A key longer than any real one is looked up but never kept, so made-up keys cannot fill memory.
+        guard observed & 1 == 1, key.utf8.count <= Self.maximumKeyBytes else { return try load(key) }
         let cache = threadCache()
         if cache.generation != observed { cache.reset(generation: observed) }
         if let hit = cache[keyPath: entries][key] { return hit }

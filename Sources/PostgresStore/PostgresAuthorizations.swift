@@ -22,9 +22,8 @@ public struct PostgresAuthorizations: Sendable {
     // unexpired (recording which attempt consumed it), or, when it was already consumed and this
     // presentation would pass rows 4–6, mark it replayed; create the session when this attempt consumed
     // it and rows 4–6 pass (its first token pair's digests written in the session row, sql/021: one row
-    // per exchange, not three). A valid replay's revocation of the code's session is the next statement
-    // (`replayRevocationSQL`): replays are rare, and a data-modifying part costs every execution its set-up
-    // (docs/performance.md, "The exchange statement, smaller").
+    // per exchange, not three); revoke the code's session on a valid replay, in the same statement, so
+    // marking the replay and ending the session commit together.
     // The environment is found before the statement, by publishable key, from the configuration in memory
     // (docs/architecture.md, "Configuration in memory"); its settings are parameters $14–$18 and its id $1,
     // so the statement reads no configuration table.
@@ -105,6 +104,11 @@ public struct PostgresAuthorizations: Sendable {
                 FROM code, env, account
                 WHERE code.won AND code.redirect_matches AND code.challenge_matches AND code.key_matches
                 RETURNING id, auth_time, last_refreshed_at, dpop_jkt
+            ), revoked AS (
+                UPDATE sessions s SET revoked_at = to_timestamp($5::float8), revoked_reason = 'authorization_code_replay'
+                FROM code WHERE NOT code.won AND code.redirect_matches AND code.challenge_matches AND code.key_matches
+                  AND s.authorization_code_id = code.id AND s.revoked_at IS NULL
+                RETURNING s.id
             )
             SELECT env.id AS environment_id, (SELECT over FROM gate) AS rate_limited,
                    env.session_max_age_days, env.session_idle_days,
@@ -112,6 +116,7 @@ public struct PostgresAuthorizations: Sendable {
                    (SELECT missing FROM dpop) AS dpop_missing, (SELECT stale_nonce FROM dpop) AS dpop_stale_nonce,
                    NOT (SELECT ok FROM proof_ok) AS dpop_refused, new_session.dpop_jkt,
                    $3::text IS NOT NULL AS redirect_present,
+                   (SELECT count(*) FROM revoked) AS revoked_count,
                    new_session.id AS session_id, new_session.auth_time, new_session.last_refreshed_at,
                    to_timestamp($5::float8) + make_interval(mins => env.access_token_ttl_minutes) AS access_expires_at,
                    account.id AS user_id, account.email, account.name, account.image_url,
@@ -126,10 +131,9 @@ public struct PostgresAuthorizations: Sendable {
     /// The exchange in the common case: no DPoP proof, none required (`exchangeStatement(proof:)`).
     static let exchangeSQL = exchangeStatement(proof: false)
 
-    /// A valid replay's revocation (docs/protocol.md#exchange-replay): after an exchange statement found the
-    /// code already consumed and this presentation passing rows 4–6, the code's session is revoked. A new
-    /// statement has a new snapshot under READ COMMITTED, so it also sees a session the winner committed
-    /// while this attempt waited on the code's row lock.
+    /// A valid replay's revocation when the exchange statement could not see the session yet: the replay
+    /// waited on the winner's row lock, and a new statement (a new snapshot under READ COMMITTED) sees the
+    /// session the winner committed.
     static let replayRevocationSQL = """
         UPDATE sessions SET revoked_at = to_timestamp($2::float8), revoked_reason = 'authorization_code_replay'
         WHERE authorization_code_id = $1 AND revoked_at IS NULL
@@ -153,9 +157,9 @@ public struct PostgresAuthorizations: Sendable {
         return parameters
     }
 
-    /// The facts of one `exchangeStatement(proof:)` row. `replayRevoked` is what `replayRevocationSQL` did, for a
-    /// valid replay.
-    static func facts(from row: PostgresRow, replayRevoked: Bool = false) throws -> ExchangeFacts {
+    /// The facts of one `exchangeStatement(proof:)` row. `replayRevoked` overrides the row's replay
+    /// revocation (`replayRevocationSQL`'s result).
+    static func facts(from row: PostgresRow, replayRevoked: Bool? = nil) throws -> ExchangeFacts {
         guard row["environment_id"] != nil else { return ExchangeFacts(clientKnown: false) }
         if try row.bool("rate_limited") { return ExchangeFacts(clientKnown: true, rateLimited: true) }
         if try row.bool("dpop_refused") {
@@ -170,8 +174,9 @@ public struct PostgresAuthorizations: Sendable {
         let challengeMatches = try row.bool("challenge_matches")
         let keyMatches = try row.bool("key_matches")
         guard try row.bool("won") else {
+            let revoked = try replayRevoked ?? (row.int("revoked_count") > 0)
             return ExchangeFacts(
-                clientKnown: true, code: .alreadyConsumed(revokedSession: replayRevoked), redirectPresent: redirectPresent,
+                clientKnown: true, code: .alreadyConsumed(revokedSession: revoked), redirectPresent: redirectPresent,
                 redirectMatches: redirectMatches, challengeMatches: challengeMatches)
         }
         var session: IssuedSession?
@@ -197,20 +202,21 @@ public struct PostgresAuthorizations: Sendable {
 }
 
 extension PostgresAuthorizations: ExchangeStore {
-    /// Runs one exchange attempt (see `exchangeStatement(proof:)`): the environment from the configuration in memory,
-    /// then one statement, plus one more only for a valid replay (`replayRevocationSQL`).
+    /// Runs one exchange attempt (see `exchangeStatement(proof:)`): the environment from the configuration in
+    /// memory, then one statement, plus one more only when a valid replay raced the winning exchange and could
+    /// not yet see its session.
     public func exchange(_ attempt: ExchangeAttempt) throws -> ExchangeFacts {
-        try PostgresEdge.run {
-            guard let environment = try PostgresEdge.read({ try exchangeEnvironment(publishableKey: attempt.publishableKey) }) else {
-                return ExchangeFacts(clientKnown: false)
-            }
-            let proof = attempt.proof != nil || environment.requireDPoP
+        guard
+            let environment = try PostgresEdge.notInDoubt({ try exchangeEnvironment(publishableKey: attempt.publishableKey) })
+        else { return ExchangeFacts(clientKnown: false) }
+        let proof = attempt.proof != nil || environment.requireDPoP
+        return try PostgresEdge.run {
             let row = try pool.query(
                 prepared: proof ? Self.exchangeWithProofSQL : Self.exchangeSQL,
                 Self.parameters(attempt, environment: environment, proof: proof)
             ).rows[0]
             if row["code_id"] != nil, try row.bool("won") == false, try row.bool("redirect_matches"),
-                try row.bool("challenge_matches"), try row.bool("key_matches")
+                try row.bool("challenge_matches"), try row.bool("key_matches"), try row.int("revoked_count") == 0
             {
                 let revoked =
                     try pool.query(Self.replayRevocationSQL, [try row.string("code_id"), SQLTime.parameter(attempt.now)])

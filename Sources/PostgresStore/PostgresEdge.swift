@@ -22,13 +22,14 @@ public enum PostgresEdge {
         }
     }
 
-    /// Runs a read that writes nothing, such as the environment's settings read before a write: as `run`,
-    /// except that a `StoreUnavailable` it throws is never in doubt (nothing can have landed), so a grant
-    /// answers 503 at once instead of settling a write that was never sent.
-    /// - Throws: as `run`.
-    public static func read<T>(_ body: () throws -> T) throws -> T {
+    /// Runs a read that writes nothing and goes through `run` itself (or answers from memory), such as the
+    /// environment's settings read before an exchange or a refresh: a `StoreUnavailable` it throws is never
+    /// in doubt (nothing can have landed), so a grant answers 503 at once instead of settling a write that was
+    /// never sent. Observes nothing itself, so each statement is counted once.
+    /// - Throws: what `body` throws, a `StoreUnavailable` without `inDoubt`.
+    public static func notInDoubt<T>(_ body: () throws -> T) throws -> T {
         do {
-            return try run(body)
+            return try body()
         } catch let error as StoreUnavailable where error.inDoubt {
             throw StoreUnavailable(reason: error.reason, detail: error.detail)
         }

@@ -203,15 +203,15 @@ extension PostgresSessions: RefreshStore {
     /// Runs one refresh (see `refreshStatement(proof:)`): the environment from the configuration in memory, then one
     /// statement, race-free on any number of server instances.
     public func refresh(_ attempt: RefreshAttempt) throws -> RefreshOutcome {
-        try PostgresEdge.run {
-            guard
-                let environment = try PostgresEdge.read({
-                    try PostgresAuthorizations(pool: pool, configuration: configuration)
-                        .exchangeEnvironment(publishableKey: attempt.publishableKey)
-                })
-            else { return .unknownClient }
-            let proof = attempt.proof != nil || environment.requireDPoP
-            return try Self.outcome(
+        guard
+            let environment = try PostgresEdge.notInDoubt({
+                try PostgresAuthorizations(pool: pool, configuration: configuration)
+                    .exchangeEnvironment(publishableKey: attempt.publishableKey)
+            })
+        else { return .unknownClient }
+        let proof = attempt.proof != nil || environment.requireDPoP
+        return try PostgresEdge.run {
+            try Self.outcome(
                 from: pool.query(
                     prepared: proof ? Self.refreshWithProofSQL : Self.refreshSQL,
                     Self.parameters(attempt, environment: environment, proof: proof)

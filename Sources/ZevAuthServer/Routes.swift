@@ -81,14 +81,14 @@ struct Routes {
         "GET " + FormPostResponse.scriptPath,
     ]
 
-    /// The hot path's database routes: one short statement each (docs/performance.md). They run on the HTTP
+    /// The hot path's database routes: one short statement each, never an outbound fetch (so not the token
+    /// endpoint, which may fetch a web client's key set) (docs/performance.md). They run on the HTTP
     /// worker that read the request while fewer than `ServerConfiguration.inlineDatabaseRequests` do, and
     /// on the database queue otherwise (`Placement.inlineWithin`), so the common case skips the hand-over
     /// to a queue thread and back, and a stalled database still holds at most half the workers.
     static let hotDatabaseRoutes: Set<String> = [
         "POST /v1/auth/handoff/exchange",
         "POST /v1/auth/session/refresh",
-        "POST /oauth2/token",
         "GET /v1/auth/zevid/start",
     ]
 

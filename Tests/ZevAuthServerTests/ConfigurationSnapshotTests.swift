@@ -54,6 +54,30 @@ import ZevAuthTesting
         eventually(within: 5) { instance.store.configuration?.isListening == true }
     }
 
+    /// A key longer than any real one is looked up every time and never kept, so made-up keys cannot fill
+    /// the caches' memory.
+    @Test func aKeyLongerThanAnyRealOneIsNeverKept() throws {
+        let loads = Atomic<Int>(0)
+        let snapshot = ConfigurationSnapshot(
+            loadStartClient: { _ in
+                loads.add(1, ordering: .relaxed)
+                return nil
+            },
+            loadExchangeEnvironment: { _ in
+                loads.add(1, ordering: .relaxed)
+                return nil
+            })
+        snapshot.receive(.listening)
+        let long = "pk_test_" + String(repeating: "x", count: ConfigurationSnapshot.maximumKeyBytes)
+        _ = try snapshot.exchangeEnvironment(publishableKey: long)
+        _ = try snapshot.exchangeEnvironment(publishableKey: long)
+        #expect(loads.load(ordering: .relaxed) == 2)
+        let real = "pk_test_" + String(repeating: "x", count: 32)
+        _ = try snapshot.startClient(publishableKey: real)
+        _ = try snapshot.startClient(publishableKey: real)
+        #expect(loads.load(ordering: .relaxed) == 3)
+    }
+
     @Test func aSecondLookupIsServedFromMemoryUntilANotification() throws {
         let loads = Atomic<Int>(0)
         let answer = ExchangeEnvironment(

@@ -35,7 +35,7 @@ import Testing
         ("POST", "/v1/admin/users", "password"), ("POST", "/v1/admin/apps/app_1/check", "outbound"),
         ("POST", "/v1/admin/domains/example.com/verify", "outbound"), ("POST", "/v1/admin/apps", "outbound"),
         ("POST", "/v1/auth/handoff/exchange", "budget"), ("POST", "/v1/auth/session/refresh", "budget"),
-        ("POST", "/oauth2/token", "budget"), ("GET", "/v1/auth/zevid/start", "budget"),
+        ("POST", "/oauth2/token", "database"), ("GET", "/v1/auth/zevid/start", "budget"),
         ("GET", "/oauth2/authorize", "database"), ("GET", "/v1/auth/zevid/signin", "database"),
         ("GET", "/.well-known/oauth-authorization-server", "inline"),
         ("GET", "/.well-known/openid-configuration", "inline"), ("GET", "/.well-known/jwks.json", "database"),
