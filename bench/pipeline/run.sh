@@ -181,7 +181,7 @@ for c in $CONNECTIONS; do
   result "exchange / its statement" "$c" "$product" "$last_rate" 0.8
   pgbench_run "exchange (minimal)" "$c" $here/minimal-exchange.sql bench_minimal.sessions "$next_minimal"
   next_minimal=$((next_minimal + minimal_slot))
-  result "exchange / minimal 2-table" "$c" "$product" "$last_rate" 0.5
+  result "exchange / minimal 2-table" "$c" "$product" "$last_rate" 0.4
 
   wrk_run "refresh (server)" "$c" refresh.lua /v1/auth/session/refresh "$next_session"; next_session=$((next_session + slot))
   product=$last_rate; product_steal=$last_steal
