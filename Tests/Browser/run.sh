@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The browser journeys (Tests/Browser/journeys.py, the passkey journeys of Tests/Browser/passkey_journeys.py,
-# then the console's, Tests/Browser/console_journeys.py) against a running demo server: Debian's Chromium and
+# a website's sign-ins by form_post and POST, Tests/Browser/web_client_journeys.py, then the console's,
+# Tests/Browser/console_journeys.py) against a running demo server: Debian's Chromium and
 # chromedriver (/usr/bin/chromium, /usr/bin/chromedriver; never a downloaded browser or driver), Selenium,
 # zxing-cpp (to read the enrolment page's QR code), numpy, Pillow and cryptography (a passkey key of another
 # site) from PyPI in the project's venv. The passkey journeys use Chromium's virtual authenticator and need
@@ -33,6 +34,7 @@ export SE_OFFLINE=true
 status=0
 "$venv/bin/python" Tests/Browser/journeys.py --dev-json "$dev_json" --artifacts "$artifacts" ${mail_dir:+--mail-dir "$mail_dir"} || status=$?
 "$venv/bin/python" Tests/Browser/passkey_journeys.py --dev-json "$dev_json" --artifacts "$artifacts" || status=$?
+"$venv/bin/python" Tests/Browser/web_client_journeys.py --dev-json "$dev_json" --artifacts "$artifacts" || status=$?
 if [ -n "$site_json" ]; then
   "$venv/bin/python" Tests/Browser/console_journeys.py --dev-json "$dev_json" --site-json "$site_json" --artifacts "$artifacts" || status=$?
 else
