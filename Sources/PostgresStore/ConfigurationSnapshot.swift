@@ -1,4 +1,6 @@
 import Authorize
+import Dispatch
+import Foundation
 import Glibc
 import Postgres
 import Synchronization
@@ -50,6 +52,12 @@ public struct ExchangeEnvironment: Sendable, Equatable {
 ///   hit takes no lock: one atomic load, one `pthread_getspecific`, one dictionary lookup. A thread keeps
 ///   at most `maximumEntriesPerThread` of each kind and starts over past it.
 /// - "Unknown" (nil) is cached like any answer: creating an environment or a web client notifies too.
+/// - With a delivery check (`startListening(url:options:probe:)`), a `LISTEN` that succeeded is not trusted
+///   by itself: the snapshot sends a notification of its own through the pool (`probe:…`) and caches only
+///   once the listener has received it, then again every `probeIntervalSeconds`; a probe not received
+///   within `probeTimeoutSeconds` stops the caching until one is. A listener behind a pooler that cannot
+///   carry `LISTEN` (PgBouncer in transaction mode) therefore never caches. Readiness follows the
+///   listener's connection, not the probes.
 ///
 /// Without `startListening`, nothing is ever cached (the default for stores built without a listener).
 public final class ConfigurationSnapshot: Sendable {
@@ -60,10 +68,19 @@ public final class ConfigurationSnapshot: Sendable {
     /// The longest key kept (bytes): publishable keys and web client ids are far shorter.
     public static let maximumKeyBytes = 100
 
+    /// Seconds between delivery checks while they succeed.
+    public static let probeIntervalSeconds = 30.0
+    /// Seconds a delivery check waits for its notification; also the wait before the next try after one failed.
+    public static let probeTimeoutSeconds = 5.0
+
     /// `generation << 1 | listening`: read with one load on every lookup.
     private let state = Atomic<UInt64>(0)
     /// Set by `startListening`: from then on `isReady` follows the listener.
     private let started = Atomic<Bool>(false)
+    /// Whether the listener's connection is up (`.listening` seen, no `.lost` since): readiness.
+    private let connected = Atomic<Bool>(false)
+    /// The delivery check, when `startListening` was given a probe.
+    private let prober = Mutex<DeliveryCheck?>(nil)
     private let listener = Mutex<PostgresListener?>(nil)
     private let key: CacheKey
     private let loadStartClient: @Sendable (String) throws -> StartClient?
@@ -83,7 +100,7 @@ public final class ConfigurationSnapshot: Sendable {
     }
 
     /// A snapshot whose loads read `pool` (`PostgresAuthorizations.uncachedStartClient`,
-    /// `PostgresAuthorizations.uncachedExchangeEnvironment`).
+    /// `PostgresAuthorizations.uncachedExchangeEnvironment`); `probe(pool:)` sends its delivery checks there.
     public convenience init(pool: PostgresPool) {
         let direct = PostgresAuthorizations(pool: pool)
         self.init(
@@ -103,12 +120,24 @@ public final class ConfigurationSnapshot: Sendable {
     ///   - url: A libpq URL reaching PostgreSQL directly or through session pooling (not PgBouncer's
     ///     transaction mode, which does not carry `LISTEN`).
     ///   - options: Connection defaults and the deadline of `LISTEN`.
-    public func startListening(url: String, options: PostgresConnectionOptions = PostgresConnectionOptions()) {
+    public func startListening(
+        url: String, options: PostgresConnectionOptions = PostgresConnectionOptions(),
+        probe: (@Sendable (String) throws -> Void)? = nil
+    ) {
         guard !started.exchange(true, ordering: .relaxed) else { return }
+        if let probe { startDeliveryCheck(probe) }
         let made = PostgresListener(url: url, channel: Self.channel, options: options) { [weak self] event in
             self?.receive(event)
         }
         listener.withLock { $0 = made }
+    }
+
+    /// Starts the delivery check with `probe` as its sender (`startListening` does; a test may drive the
+    /// listener's events itself with `receive`).
+    func startDeliveryCheck(_ probe: @escaping @Sendable (String) throws -> Void) {
+        let check = DeliveryCheck(send: probe)
+        prober.withLock { $0 = check }
+        check.start(snapshot: self)
     }
 
     /// Stops the listener: lookups read PostgreSQL from now on, and `isReady` stays false.
@@ -118,6 +147,10 @@ public final class ConfigurationSnapshot: Sendable {
             return listener
         }
         stopped?.stop()
+        prober.withLock { check in
+            check?.stop()
+            check = nil
+        }
         receive(.lost)
     }
 
@@ -126,20 +159,46 @@ public final class ConfigurationSnapshot: Sendable {
 
     /// For `/readyz`: true without a listener, else whether it listens now (and so every entry from before
     /// an outage is already invalid).
-    public var isReady: Bool { !started.load(ordering: .relaxed) || isListening }
+    public var isReady: Bool { !started.load(ordering: .relaxed) || connected.load(ordering: .relaxed) }
 
-    /// Applies one listener event: any event moves the generation; `.listening` and `.lost` set whether
-    /// lookups may cache. Public so a test can drive a snapshot without a database.
+    /// Applies one listener event: any event moves the generation; `.listening` and `.lost` set whether the
+    /// listener is connected, and so whether lookups may cache — at once without a delivery check, else
+    /// once a probe comes back (`deliveryConfirmed`). Public so a test can drive a snapshot without a database.
     public func receive(_ event: PostgresListener.Event) {
+        let check = prober.withLock { $0 }
+        switch event {
+        case .listening:
+            connected.store(true, ordering: .relaxed)
+            if let check {
+                move(listening: false)
+                check.wake()
+            } else {
+                move(listening: true)
+            }
+        case .lost:
+            connected.store(false, ordering: .relaxed)
+            move(listening: false)
+        case .notification(let payload):
+            if let check, check.received(payload) { return }
+            move(listening: nil)
+        }
+    }
+
+    /// Whether the listener's connection is up now.
+    var isConnected: Bool { connected.load(ordering: .relaxed) }
+
+    /// A delivery check's outcome: the probe came back (lookups may cache while the listener stays
+    /// connected) or did not (they may not).
+    func deliveryConfirmed(_ delivered: Bool) {
+        move(listening: delivered && connected.load(ordering: .relaxed))
+    }
+
+    /// Moves the generation, and sets the listening bit to `listening` (nil: unchanged).
+    private func move(listening: Bool?) {
         var current = state.load(ordering: .relaxed)
         while true {
-            let listening: UInt64
-            switch event {
-            case .notification: listening = current & 1
-            case .listening: listening = 1
-            case .lost: listening = 0
-            }
-            let next = (((current >> 1) &+ 1) << 1) | listening
+            let bit: UInt64 = listening.map { $0 ? 1 : 0 } ?? (current & 1)
+            let next = (((current >> 1) &+ 1) << 1) | bit
             let (exchanged, found) = state.compareExchange(expected: current, desired: next, ordering: .acquiringAndReleasing)
             if exchanged { return }
             current = found
@@ -251,5 +310,72 @@ extension PostgresAuthorizations {
     public func exchangeEnvironment(publishableKey: String) throws -> ExchangeEnvironment? {
         if let configuration { return try configuration.exchangeEnvironment(publishableKey: publishableKey) }
         return try uncachedExchangeEnvironment(publishableKey: publishableKey)
+    }
+}
+
+extension ConfigurationSnapshot {
+    /// A delivery check's sender over `pool`: `pg_notify` on `channel` with the probe's payload.
+    public static func probe(pool: PostgresPool) -> @Sendable (String) throws -> Void {
+        { payload in try pool.query("SELECT pg_notify($1, $2)", [channel, payload]) }
+    }
+}
+
+/// The snapshot's delivery check: a thread that sends a probe notification, waits for the listener to
+/// report it, and tells the snapshot whether it came back; every `probeIntervalSeconds` while they do,
+/// every `probeTimeoutSeconds` while they do not, and at once after the listener reconnects.
+final class DeliveryCheck: Sendable {
+    private let send: @Sendable (String) throws -> Void
+    /// The payload of the probe in flight, if any.
+    private let pending = Mutex<String?>(nil)
+    private let arrived = DispatchSemaphore(value: 0)
+    private let wakeUp = DispatchSemaphore(value: 0)
+    private let stopped = Atomic<Bool>(false)
+
+    init(send: @escaping @Sendable (String) throws -> Void) {
+        self.send = send
+    }
+
+    func start(snapshot: ConfigurationSnapshot) {
+        Thread.detachNewThread { [weak snapshot, self] in
+            while !self.stopped.load(ordering: .relaxed) {
+                guard let snapshot else { return }
+                // Nothing can come back before the listener is connected: wait for `.listening` (`wake`).
+                guard snapshot.isConnected else {
+                    _ = self.wakeUp.wait(timeout: .now() + ConfigurationSnapshot.probeTimeoutSeconds)
+                    continue
+                }
+                let delivered = self.check()
+                if self.stopped.load(ordering: .relaxed) { return }
+                snapshot.deliveryConfirmed(delivered)
+                let pause = delivered ? ConfigurationSnapshot.probeIntervalSeconds : ConfigurationSnapshot.probeTimeoutSeconds
+                _ = self.wakeUp.wait(timeout: .now() + pause)
+            }
+        }
+    }
+
+    /// Sends one probe and waits for it; whether it came back in time.
+    private func check() -> Bool {
+        let payload = "probe:" + UUID().uuidString
+        while arrived.wait(timeout: .now()) == .success {}
+        pending.withLock { $0 = payload }
+        defer { pending.withLock { $0 = nil } }
+        guard (try? send(payload)) != nil else { return false }
+        return arrived.wait(timeout: .now() + ConfigurationSnapshot.probeTimeoutSeconds) == .success
+    }
+
+    /// Whether `payload` is the probe in flight (then it is taken as delivered, not as a change).
+    func received(_ payload: String) -> Bool {
+        guard payload.hasPrefix("probe:") else { return false }
+        if pending.withLock({ $0 == payload }) { arrived.signal() }
+        // Another instance's probe changes nothing either.
+        return true
+    }
+
+    /// Runs the next check now (the listener has just connected).
+    func wake() { wakeUp.signal() }
+
+    func stop() {
+        stopped.store(true, ordering: .relaxed)
+        wakeUp.signal()
     }
 }

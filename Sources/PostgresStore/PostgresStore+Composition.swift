@@ -30,7 +30,7 @@ extension PostgresStore {
         let pool = PostgresPool(url: url, size: size, sharedConnections: sharedConnections ?? 2, options: options)
         guard let listenURL else { return PostgresStore(pool: pool) }
         let configuration = ConfigurationSnapshot(pool: pool)
-        configuration.startListening(url: listenURL, options: options)
+        configuration.startListening(url: listenURL, options: options, probe: ConfigurationSnapshot.probe(pool: pool))
         return PostgresStore(pool: pool, configuration: configuration)
     }
 

@@ -1,10 +1,11 @@
 import Authorize
 import Foundation
 import Postgres
-import PostgresStore
 import Synchronization
 import Testing
 import ZevAuthTesting
+
+@testable import PostgresStore
 
 /// The configuration kept in memory (docs/operations.md, "Configuration in memory"): a lookup is served
 /// from memory only while the listener listens and nothing was notified since its load; another
@@ -52,6 +53,59 @@ import ZevAuthTesting
 
     static func listening(_ instance: Instance) -> Bool {
         eventually(within: 5) { instance.store.configuration?.isListening == true }
+    }
+
+    /// A listener that connected is trusted only once a probe it was sent comes back: until then every
+    /// lookup reads; the probe's notification is not a change; readiness follows the connection.
+    @Test func cachingWaitsForAProbeToComeBack() throws {
+        let loads = Atomic<Int>(0)
+        let sent = Mutex<[String]>([])
+        let snapshot = ConfigurationSnapshot(
+            loadStartClient: { _ in
+                loads.add(1, ordering: .relaxed)
+                return nil
+            },
+            loadExchangeEnvironment: { _ in nil })
+        snapshot.startDeliveryCheck { payload in sent.withLock { $0.append(payload) } }
+        defer { snapshot.stopListening() }
+        snapshot.receive(.listening)
+        #expect(snapshot.isReady)
+        #expect(Self.eventually(within: 2) { !sent.withLock { $0 }.isEmpty }, "no probe was sent")
+        _ = try snapshot.startClient(publishableKey: "pk_test_probe")
+        _ = try snapshot.startClient(publishableKey: "pk_test_probe")
+        #expect(loads.load(ordering: .relaxed) == 2, "cached before the probe came back")
+        #expect(!snapshot.isListening)
+
+        let probe = try #require(sent.withLock { $0.last })
+        snapshot.receive(.notification(payload: probe))
+        #expect(Self.eventually(within: 2) { snapshot.isListening }, "the returned probe did not enable the cache")
+        _ = try snapshot.startClient(publishableKey: "pk_test_probe")
+        _ = try snapshot.startClient(publishableKey: "pk_test_probe")
+        #expect(loads.load(ordering: .relaxed) == 3)
+        // Another instance's probe is no change: the entry stays.
+        snapshot.receive(.notification(payload: "probe:another-instance"))
+        _ = try snapshot.startClient(publishableKey: "pk_test_probe")
+        #expect(loads.load(ordering: .relaxed) == 3)
+    }
+
+    /// A probe that never comes back (a pooler that swallowed the LISTEN): nothing is ever cached, though the
+    /// instance is ready.
+    @Test func aProbeThatNeverComesBackKeepsEveryLookupReading() throws {
+        let loads = Atomic<Int>(0)
+        let snapshot = ConfigurationSnapshot(
+            loadStartClient: { _ in
+                loads.add(1, ordering: .relaxed)
+                return nil
+            },
+            loadExchangeEnvironment: { _ in nil })
+        snapshot.startDeliveryCheck { _ in }
+        defer { snapshot.stopListening() }
+        snapshot.receive(.listening)
+        Thread.sleep(forTimeInterval: 0.5)
+        for _ in 0..<3 { _ = try snapshot.startClient(publishableKey: "pk_test_probe") }
+        #expect(loads.load(ordering: .relaxed) == 3)
+        #expect(!snapshot.isListening)
+        #expect(snapshot.isReady)
     }
 
     /// A key longer than any real one is looked up every time and never kept, so made-up keys cannot fill
