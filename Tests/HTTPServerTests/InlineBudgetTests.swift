@@ -12,6 +12,28 @@ import Testing
 @Suite struct InlineBudgetTests {
     static let ok = HTTPResponse(status: 200)
 
+    /// Starts `count` threads that each run a budgeted request waiting on `release`, and waits (at most 5 s)
+    /// until they all hold a place; the group is left when each has finished.
+    static func hold(_ budget: InlineBudget, count: Int, until release: DispatchSemaphore) -> DispatchGroup {
+        let finished = DispatchGroup()
+        for _ in 0..<count {
+            finished.enter()
+            Thread {
+                _ = budget.run {
+                    release.wait()
+                    return Self.ok
+                }
+                finished.leave()
+            }.start()
+        }
+        var waited = 0
+        while budget.inUse < count && waited < 5_000 {
+            usleep(1_000)
+            waited += 1
+        }
+        return finished
+    }
+
     @Test func runsInsideItsScopeAndGivesThePlaceBack() {
         let scoped = Atomic<Int>(0)
         let budget = InlineBudget(limit: 1) { handler in
@@ -29,22 +51,7 @@ import Testing
     @Test func refusesBeyondItsLimit() {
         let budget = InlineBudget(limit: 2, stallSeconds: 60)
         let release = DispatchSemaphore(value: 0)
-        let finished = DispatchGroup()
-        for _ in 0..<2 {
-            finished.enter()
-            Thread {
-                _ = budget.run {
-                    release.wait()
-                    return Self.ok
-                }
-                finished.leave()
-            }.start()
-        }
-        var waited = 0
-        while budget.inUse < 2 && waited < 5_000 {
-            usleep(1_000)
-            waited += 1
-        }
+        let finished = Self.hold(budget, count: 2, until: release)
         #expect(budget.inUse == 2)
         #expect(budget.run { Self.ok } == nil)
         release.signal()
@@ -58,20 +65,7 @@ import Testing
     @Test func refusesWhileTheRunningOnesMakeNoProgress() {
         let budget = InlineBudget(limit: 4, stallSeconds: 0.05)
         let release = DispatchSemaphore(value: 0)
-        let finished = DispatchGroup()
-        finished.enter()
-        Thread {
-            _ = budget.run {
-                release.wait()
-                return Self.ok
-            }
-            finished.leave()
-        }.start()
-        var waited = 0
-        while budget.inUse < 1 && waited < 5_000 {
-            usleep(1_000)
-            waited += 1
-        }
+        let finished = Self.hold(budget, count: 1, until: release)
         usleep(100_000)
         #expect(budget.run { Self.ok } == nil)
         release.signal()
