@@ -5,11 +5,16 @@
 # its unix socket, at 8, 16 and 32 connections; prints each ratio, RSS around 8 concurrent password
 # sign-ins, the server's CPU per exchange, and SQL round trips per operation (pg_stat_statements calls).
 # Each measurement also prints the hypervisor's steal time (/proc/stat): a ratio measured while a neighbour
-# took the cores is not a figure of this code.
+# took the cores is not a figure of this code; and, per operation, the WAL written (records, full-page
+# images, bytes), the WAL syncs (fewer per operation when more commits share one flush), the connections
+# opened and the commits. Before each, `VACUUM (ANALYZE)` and `CHECKPOINT`, so that maintenance one
+# measurement's writes call for (autovacuum, a checkpoint) is not billed to the next.
 # Everything on loopback, bounded in time (about 27 × DURATION seconds of measurement plus setup).
 #   bash bench/pipeline/run.sh     # DURATION=10 CONNECTIONS="8 16 32" THREADS=32 (POOL= to override the pool)
-# PROFILE=1 adds, after every measurement, `perf record` of the server under exchanges and under the
-# discovery document (16 connections), and prints where its CPU went, inclusive of callees (Debian's linux-perf).
+# PROFILE=1 adds, after every measurement, `perf record` of the whole machine under exchanges and under the
+# discovery document (16 connections; PROFILE_ROUTES="start.lua:/v1/auth/zevid/start …" picks others), and
+# prints where the CPU went: by process, the server inclusive of callees and by own time, PostgreSQL by own
+# time (Debian's linux-perf).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 DURATION=${DURATION:-10}         # seconds per measurement
@@ -112,6 +117,20 @@ pg_ticks() {
 stmt_reset() { psql -Atc "SELECT pg_stat_statements_reset()" >/dev/null; }
 stmt_calls() { psql -Atc "SELECT coalesce(sum(calls), 0) FROM pg_stat_statements WHERE query NOT LIKE '%pg_stat_%'"; }
 rows() { psql -Atc "SELECT count(*) FROM $1"; }
+# WAL written and synced, for a per-operation figure: "records full-page-images bytes syncs" since the reset.
+wal_reset() { psql -Atc "SELECT pg_stat_reset_shared('wal')" >/dev/null; db_mark=$(db_counters); }
+# Sessions (backends) started and transactions committed in this database, cumulative.
+db_counters() { psql -Atc "SELECT sessions || ' ' || xact_commit FROM pg_stat_database WHERE datname = current_database()"; }
+wal_per_op() {
+  local s0 x0 s1 x1; read -r s0 x0 <<<"$db_mark"; read -r s1 x1 <<<"$(db_counters)"
+  printf '%s; %s connections opened, %s commits\n' "$(psql -Atc "SELECT round(wal_records::numeric / greatest(1, $1), 1)
+    || ' records, ' || round(wal_fpi::numeric / greatest(1, $1), 2) || ' full pages, ' || round(wal_bytes / greatest(1, $1))
+    || ' bytes, ' || round(wal_sync::numeric / greatest(1, $1), 2) || ' syncs' FROM pg_stat_wal")" \
+    "$((s1 - s0))" "$(python3 -c "print('%.2f' % (($x1 - $x0) / max(1, $1)))")"
+}
+# Before every measurement: the maintenance the previous one's writes called for (autovacuum after its inserts,
+# a checkpoint after its WAL) is done now, so that neither the server's run nor pgbench's is billed for it.
+settle() { psql -c "VACUUM (ANALYZE)" -c "CHECKPOINT"; }
 # The hypervisor's steal time (/proc/stat, all CPUs): the share of the cores' time this machine was not given.
 # A measurement with steal of more than a few percent competed with a neighbour: read its ratio with care.
 steal_mark() { awk '/^cpu / {s = 0; for (i = 2; i <= NF; i++) s += $i; print $9, s}' /proc/stat; }
@@ -127,7 +146,7 @@ field() { sed -n "s/.*$1=\\([0-9.]*\\).*/\\1/p" <<<"$2"; }
 # wrk NAME CONNECTIONS SCRIPT PATH [BASE]: prints "successes/s"; leaves CPU and statements in globals.
 wrk_run() {
   local name=$1 c=$2 script=$3 path=$4 base_n=${5:-0} out s0 p0 q
-  stmt_reset; s0=$(server_ticks); p0=$(pg_ticks); local st0; st0=$(steal_mark)
+  settle; stmt_reset; wal_reset; eval "${AFTER_SETTLE:-}"; s0=$(server_ticks); p0=$(pg_ticks); local st0; st0=$(steal_mark)
   out=$(WRK_THREADS=2 BASE="$base_n" VERIFIER="$verifier" CHALLENGE="$challenge" \
     wrk -t2 -c"$c" -d"${DURATION}s" --timeout 10s -s "$here/$script" "http://127.0.0.1:$port$path" | grep '^RESULT')
   q=$(stmt_calls)
@@ -142,13 +161,14 @@ wrk_run() {
   printf '   %-22s c=%-3s %7s/s  ok %-7s non-2xx %-5s p50 %5.1f ms  p99 %6.1f ms  CPU/op: server %s µs, PostgreSQL %s µs  statements/op %s  steal %s\n' \
     "$name" "$c" "$last_rate" "$ok" "$errors" "$(python3 -c "print($(field p50_us "$out")/1000)")" \
     "$(python3 -c "print($(field p99_us "$out")/1000)")" "$last_server_us" "$last_pg_us" "$last_stmts" "$last_steal"
+  echo "      WAL per operation: $(wal_per_op "$ok")"
 }
 
 # pgbench NAME CONNECTIONS SCRIPT TABLE BASE: counts the rows TABLE gained, so a transaction that found no
 # fresh code or token does not count. Prints "successes/s" like wrk_run.
 pgbench_run() {
   local name=$1 c=$2 script=$3 table=$4 base_n=$5 out r0 r1 p0 now
-  r0=$(rows "$table"); p0=$(pg_ticks); local st0; st0=$(steal_mark)
+  settle; wal_reset; r0=$(rows "$table"); p0=$(pg_ticks); local st0; st0=$(steal_mark)
   now=$(date +%s.%N)
   out=$("$PG_BIN/pgbench" -n -M prepared -c "$c" -j 2 -T "$DURATION" -f "$script" \
     -D base="$base_n" -D step="$c" -D k=-1 -D pk=pk_test_bench -D redirect=http://127.0.0.1:5000/cb \
@@ -166,6 +186,7 @@ pgbench_run() {
   last_steal=$(steal_pct "$st0")
   printf '   %-22s c=%-3s %7s/s  ok %-7s of %-7s                                 CPU/op: PostgreSQL %s µs  steal %s\n' \
     "$name" "$c" "$last_rate" "$ok" "$done_tx" "$last_pg_us" "$last_steal"
+  echo "      WAL per operation: $(wal_per_op "$ok")"
   [ "$ok" -ge "$done_tx" ] || echo "   (pgbench: $((done_tx - ok)) transactions found no fresh row: raise RATE_MAX or MINIMAL_RATE_MAX)"
   last_done=$done_tx
 }
@@ -243,15 +264,23 @@ print("%-10s %5s %14s" % ("sign-in", "1", signin))
 EOF
 
 if [ "$PROFILE" = 1 ] && command -v perf >/dev/null; then
-  for target in "exchange.lua /v1/auth/handoff/exchange" "get.lua /.well-known/oauth-authorization-server"; do
-    set -- $target
-    echo "== perf: the server under $2, 16 connections, ${DURATION}s (after the measurements; not in the table)"
-    perf record -F 499 -g -o "$work/perf.data" -p "$server" -- sleep "$DURATION" 2>/dev/null &
-    profiler=$!
-    wrk_run "$2" 16 "$1" "$2" "$next_code" >/dev/null
+  report() { perf report -i "$work/perf.data" "$@" -g none --stdio 2>/dev/null | grep -E '^ +[0-9.]+%' \
+    | { swift demangle --simplified 2>/dev/null || cat; } | head -"${LINES_SHOWN:-30}" | cut -c1-170 || true; }
+  for target in ${PROFILE_ROUTES:-"exchange.lua:/v1/auth/handoff/exchange" "get.lua:/.well-known/oauth-authorization-server"}; do
+    script=${target%%:*}; path=${target#*:}
+    echo "== perf: the whole machine under $path, 16 connections, ${DURATION}s (after the measurements; not in the table)"
+    # Started once the measurement's settling is done, so the profile holds the load alone.
+    AFTER_SETTLE='perf record -a -F 499 -g -o "$work/perf.data" -- sleep "$DURATION" 2>/dev/null & profiler=$!'
+    wrk_run "$path" 16 "$script" "$path" "$next_code" >/dev/null; next_code=$((next_code + slot))
+    AFTER_SETTLE=''
     wait "$profiler" || true
-    # Inclusive time (a function and what it calls), Swift names demangled.
-    perf report -i "$work/perf.data" --children --sort symbol -g none --percent-limit 4 --stdio 2>/dev/null \
-      | grep -E '^ +[0-9.]+%' | { swift demangle --simplified 2>/dev/null || cat; } | head -40 | cut -c1-170
+    echo "   by process:"; report --sort comm --percent-limit 1
+    # Below, percentages of that process's own samples.
+    echo "   the server, inclusive of callees:"
+    report --pid "$server" --percentage relative --children --sort symbol --percent-limit 4
+    echo "   the server, own time:"
+    report --pid "$server" --percentage relative --no-children --sort dso,symbol --percent-limit 0.7
+    echo "   PostgreSQL, inclusive of callees:"
+    LINES_SHOWN=60 report --comm postgres --percentage relative --children --sort dso,symbol --percent-limit 2
   done
 fi
