@@ -21,9 +21,14 @@ public final class PostgresConnection: @unchecked Sendable {
     /// Set when a statement outlived its deadline: the connection is mid-statement and must not be lent
     /// again (`isHealthy` turns false).
     private var abandoned = false
-    /// Statements prepared on this connection by `query(prepared:_:)`: SQL text → server-side name. Only one
-    /// thread uses a connection at a time (the pool's rule), so no lock is needed.
-    private var preparedNames: [String: String] = [:]
+    /// Statements prepared on this connection by `query(prepared:_:)`, in the order prepared: the SQL text,
+    /// its server-side name, and the column names of its last result (reused while they stay the same).
+    /// Only one thread uses a connection at a time (the pool's rule), so no lock is needed.
+    ///
+    /// A list searched with `==` rather than a dictionary: the hot statements are constants, and comparing a
+    /// string with the very same string is one check of its storage, where a dictionary hashes all of its
+    /// several kilobytes on every call.
+    private var prepared: [PreparedStatement] = []
     /// At most this many statements are prepared per connection; past it, statements run unprepared.
     public static let maximumPreparedStatements = 32
 
@@ -132,18 +137,19 @@ public final class PostgresConnection: @unchecked Sendable {
     @discardableResult
     public func query(prepared sql: String, _ parameters: [String?] = []) throws -> PostgresResult {
         guard options.preparedStatements else { return try query(sql, parameters) }
-        let name: String
-        if let existing = preparedNames[sql] {
-            name = existing
-        } else if preparedNames.count < Self.maximumPreparedStatements {
-            let candidate = "zevauth_\(preparedNames.count)"
+        let index: Int
+        if let existing = prepared.firstIndex(where: { $0.sql == sql }) {
+            index = existing
+        } else if prepared.count < Self.maximumPreparedStatements {
+            let candidate = "zevauth_\(prepared.count)"
             _ = try run(
                 sent: PQsendPrepare(handle, candidate, sql, Int32(parameters.count), nil) == 1, deadline: clientDeadline())
-            preparedNames[sql] = candidate
-            name = candidate
+            prepared.append(PreparedStatement(sql: sql, name: candidate))
+            index = prepared.count - 1
         } else {
             return try query(sql, parameters)
         }
+        let name = prepared[index].name
         for (position, parameter) in parameters.enumerated() where parameter?.utf8.contains(0) == true {
             throw PostgresError(
                 kind: .query, sqlState: .characterNotInRepertoire,
@@ -154,7 +160,7 @@ public final class PostgresConnection: @unchecked Sendable {
         let sent = copies.map { UnsafePointer($0) }.withUnsafeBufferPointer { values in
             PQsendQueryPrepared(handle, name, Int32(values.count), values.baseAddress, nil, nil, 0)
         }
-        return try run(sent: sent == 1, deadline: clientDeadline())
+        return try run(sent: sent == 1, deadline: clientDeadline(), statement: index)
     }
 
     /// Runs a script of several statements separated by semicolons (`PQexec`), without parameters.
@@ -222,7 +228,8 @@ public final class PostgresConnection: @unchecked Sendable {
     /// network that drops packets) cannot hold the caller past the deadline. Past it, the connection is
     /// abandoned (`isHealthy` false, so the pool discards it) and `.timeout` is thrown: whether the
     /// statement ran is unknown. Of several results (a script), the first error wins, else the last result.
-    private func run(sent: Bool, deadline: UInt64?) throws -> PostgresResult {
+    /// `statement`: the index in `prepared` of the statement that was sent, whose column names are reused.
+    private func run(sent: Bool, deadline: UInt64?, statement: Int? = nil) throws -> PostgresResult {
         guard sent else { throw PostgresError.from(result: nil, connection: handle) }
         var answer: PostgresResult?
         var failure: PostgresError?
@@ -232,7 +239,7 @@ public final class PostgresConnection: @unchecked Sendable {
             defer { PQclear(result) }
             let status = PQresultStatus(result)
             if status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK || status == PGRES_EMPTY_QUERY {
-                answer = rows(of: result)
+                answer = rows(of: result, columns: columns(of: result, statement: statement))
             } else if failure == nil {
                 failure = PostgresError.from(result: result, connection: handle)
             }
@@ -269,10 +276,26 @@ public final class PostgresConnection: @unchecked Sendable {
             message: "the database did not answer within \(options.clientDeadlineMilliseconds) ms")
     }
 
-    /// The rows of a successful `PGresult` (not cleared here).
-    private func rows(of result: OpaquePointer) -> PostgresResult {
+    /// The column names of a successful `PGresult`: those remembered for the prepared statement at index
+    /// `statement` when the result has exactly the same names in the same order, else read anew (and
+    /// remembered for it).
+    private func columns(of result: OpaquePointer, statement: Int?) -> PostgresColumns {
         let columnCount = PQnfields(result)
+        if let statement, let known = prepared[statement].columns, known.names.count == Int(columnCount),
+            known.names.indices.allSatisfy({ position in
+                known.names[position].withCString { strcmp($0, PQfname(result, Int32(position))) == 0 }
+            })
+        {
+            return known
+        }
         let columns = PostgresColumns(names: (0..<columnCount).map { String(cString: PQfname(result, $0)) })
+        if let statement { prepared[statement].columns = columns }
+        return columns
+    }
+
+    /// The rows of a successful `PGresult` (not cleared here), with its column names `columns`.
+    private func rows(of result: OpaquePointer, columns: PostgresColumns) -> PostgresResult {
+        let columnCount = PQnfields(result)
         let rows = (0..<PQntuples(result)).map { row in
             PostgresRow(
                 columns: columns,
@@ -283,6 +306,16 @@ public final class PostgresConnection: @unchecked Sendable {
         let affected = Int(String(cString: PQcmdTuples(result))) ?? 0
         return PostgresResult(rows: rows, rowsAffected: affected, commandTag: String(cString: PQcmdStatus(result)))
     }
+}
+
+/// A statement prepared on one connection (`PostgresConnection.query(prepared:_:)`).
+private struct PreparedStatement {
+    /// The statement's SQL text.
+    let sql: String
+    /// Its server-side name (`zevauth_N`).
+    let name: String
+    /// The column names of its last result.
+    var columns: PostgresColumns?
 }
 
 /// How a `PostgresConnection` connects and how long its statements may take (docs/operations.md,

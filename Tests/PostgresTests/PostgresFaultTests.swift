@@ -185,6 +185,23 @@ final class ScratchDatabase: Sendable {
         #expect(try preparing.query("SELECT count(*) AS n FROM pg_prepared_statements").rows[0].int("n") == 1)
     }
 
+    /// A prepared statement is found by its text (an equal text built anew is the same statement), and the
+    /// column names remembered for it never leak into another statement's rows on the same connection.
+    @Test func preparedStatementsKeepTheirOwnColumns() throws {
+        let pool = PostgresPool(url: try testDatabaseURL(), size: 1, sharedConnections: 1)
+        let first = "SELECT $1::int AS a, $1::int + 1 AS b"
+        let second = "SELECT $1::int + 1 AS b, $1::int AS a, 'x' AS c"
+        for round in 0..<3 {
+            let one = try pool.query(prepared: first, [String(round)]).rows[0]
+            #expect(try one.int("a") == round && one.int("b") == round + 1 && one["c"] == nil)
+            let two = try pool.query(prepared: second, [String(round)]).rows[0]
+            #expect(try two.int("a") == round && two.int("b") == round + 1 && two.string("c") == "x")
+        }
+        let rebuilt = String(first.reversed().reversed())
+        #expect(try pool.query(prepared: rebuilt, ["7"]).rows[0].int("b") == 8)
+        #expect(try pool.query("SELECT count(*) AS n FROM pg_prepared_statements").rows[0].int("n") == 2)
+    }
+
     /// Several hosts with `target_session_attrs=read-write`: libpq skips a first host that is down and
     /// keeps the writable one.
     @Test func deadFirstHostIsSkipped() throws {
