@@ -146,8 +146,25 @@ public struct StructuredLog: LogSink {
 /// Writes to standard error, one line at a time.
 public struct StandardErrorLog: LogSink {
     public init() {}
+    /// Writes `line` and a newline to file descriptor 2 in one `write(2)` where the kernel takes it whole (a
+    /// pipe takes up to `PIPE_BUF`, 4,096 bytes, atomically, so lines of concurrent requests never
+    /// interleave), continuing after a partial write and retrying on `EINTR`; a failing stderr loses the line.
     public func write(_ line: String) {
-        FileHandle.standardError.write(Data((line + "\n").utf8))
+        var bytes = Array(line.utf8)
+        bytes.append(UInt8(ascii: "\n"))
+        bytes.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let written = Glibc.write(2, buffer.baseAddress! + offset, buffer.count - offset)
+                if written > 0 {
+                    offset += written
+                } else if written < 0 && errno == EINTR {
+                    continue
+                } else {
+                    return
+                }
+            }
+        }
     }
 }
 

@@ -101,8 +101,19 @@ enum Wire {
         guard fields.count == 1, let header = fields.first else { return nil }
         let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
         guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
-        let token = parts[1].trimmingCharacters(in: .whitespaces)
+        let token = trimmedOfWhitespace(parts[1])
         return token.isEmpty || !StorableText.isStorable(token) ? nil : token
+    }
+
+    /// `text` without leading and trailing whitespace (`CharacterSet.whitespaces`: tab and the Unicode space
+    /// separators). A credential that neither begins nor ends with one (the common case) is taken as it is,
+    /// without Foundation's trimming.
+    static func trimmedOfWhitespace(_ text: Substring) -> String {
+        let plain: (Unicode.Scalar) -> Bool = { $0.isASCII && $0 != " " && $0 != "\t" }
+        if let first = text.unicodeScalars.first, let last = text.unicodeScalars.last, plain(first), plain(last) {
+            return String(text)
+        }
+        return text.trimmingCharacters(in: .whitespaces)
     }
 
     /// RFC 3339 UTC with seconds (`2026-11-30T11:16:16Z`).
