@@ -54,17 +54,32 @@ public enum FormURLEncoding {
     /// - Throws: `DecodingError`.
     public static func decodeComponent<C: Collection>(_ bytes: C) throws(DecodingError) -> String
     where C.Element == UInt8 {
+        try decodeComponent(ArraySlice(bytes))
+    }
+
+    /// `decodeComponent(_:)` for the slices the form and query parsers cut (the generic form, called from
+    /// another module, would run unspecialised on every byte).
+    /// - Throws: `DecodingError`.
+    public static func decodeComponent(_ bytes: ArraySlice<UInt8>) throws(DecodingError) -> String {
+        // Nothing to decode (no `+`, no `%`): the bytes are the value, once checked.
+        if !bytes.contains(where: { $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "%") }) {
+            guard let string = String(validating: bytes, as: UTF8.self) else { throw .invalidUTF8 }
+            guard StorableText.isStorable(utf8: bytes) else { throw .nulCharacter }
+            return string
+        }
         var out: [UInt8] = []
         out.reserveCapacity(bytes.count)
-        var iterator = bytes.makeIterator()
-        while let byte = iterator.next() {
+        var index = bytes.startIndex
+        while index < bytes.endIndex {
+            let byte = bytes[index]
+            index += 1
             switch byte {
             case UInt8(ascii: "+"):
                 out.append(UInt8(ascii: " "))
             case UInt8(ascii: "%"):
-                guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else {
-                    throw .malformedPercentEscape
-                }
+                guard bytes.endIndex - index >= 2, let high = hexValue(bytes[index]), let low = hexValue(bytes[index + 1])
+                else { throw .malformedPercentEscape }
+                index += 2
                 out.append(high << 4 | low)
             default:
                 out.append(byte)
