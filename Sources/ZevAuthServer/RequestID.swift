@@ -1,3 +1,4 @@
+import Crypto
 import HTTPServer
 
 /// The request id every response echoes in `X-Request-Id` and every log line of the request carries
@@ -27,9 +28,11 @@ public enum RequestID {
         return (1...128).contains(bytes.count) && bytes.allSatisfy { (0x21...0x7E).contains($0) && $0 != 0x2C }
     }
 
-    /// 128 random bits from the system's generator (`getrandom`), as 32 lowercase hex digits: one id says
-    /// nothing about any other.
+    /// 128 random bits from OpenSSL's generator (`RAND_bytes`, seeded from the kernel and drawn in user space,
+    /// so no system call per request), as 32 lowercase hex digits: one id says nothing about any other.
+    /// Should OpenSSL fail, the system's generator (`getrandom`) gives the bits.
     public static func generate() -> String {
+        if let bytes = try? Crypto.randomBytes(16) { return Crypto.hex(bytes) }
         var generator = SystemRandomNumberGenerator()
         let digits = Array("0123456789abcdef".utf8)
         var out = [UInt8](repeating: 0, count: 32)
