@@ -10,7 +10,8 @@
 # opened and the commits. Before each, `VACUUM (ANALYZE)` and `CHECKPOINT`, so that maintenance one
 # measurement's writes call for (autovacuum, a checkpoint) is not billed to the next.
 # Everything on loopback, bounded in time (about 27 × DURATION seconds of measurement plus setup).
-#   bash bench/pipeline/run.sh     # DURATION=10 CONNECTIONS="8 16 32" THREADS=32 (POOL= to override the pool)
+#   bash bench/pipeline/run.sh     # DURATION=10 CONNECTIONS="8 16 32" THREADS=32 (POOL= to override the pool;
+#                                  # BINARY=path measures that build of zevauth instead of building this tree)
 # PROFILE=1 adds, after every measurement, `perf record` of the whole machine under exchanges and under the
 # discovery document (16 connections; PROFILE_ROUTES="start.lua:/v1/auth/zevid/start …" picks others), and
 # prints where the CPU went: by process, the server inclusive of callees and by own time, PostgreSQL by own
@@ -32,8 +33,12 @@ here=bench/pipeline
 echo "== load average at start: $(cut -d' ' -f1-3 /proc/loadavg) ($(nproc) cores)"
 bash scripts/bootstrap.sh
 command -v wrk >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null; }
-swift build -c release --product zevauth >/dev/null
-zevauth="$(swift build -c release --show-bin-path)/zevauth"
+if [ -n "${BINARY:-}" ]; then
+  zevauth=$BINARY      # another build of zevauth to measure (to compare two builds in turn on the same machine)
+else
+  swift build -c release --product zevauth >/dev/null
+  zevauth="$(swift build -c release --show-bin-path)/zevauth"
+fi
 
 work=$(mktemp -d /tmp/zevauth-pipeline.XXXXXX)
 chmod 755 "$work"
