@@ -26,6 +26,7 @@ POOL=${POOL:-}                   # the server's PostgreSQL connections (ZEVAUTH_
 RATE_MAX=${RATE_MAX:-8000}       # exchanges or refreshes per second one seeded range must cover
 MINIMAL_RATE_MAX=${MINIMAL_RATE_MAX:-18000}
 USERS=${USERS:-1000}             # accounts the seeded codes and sessions are spread over
+REQUESTS=${REQUESTS:-100000}     # pending sign-ins (and their browser bindings) on record before the starts
 PROFILE=${PROFILE:-0}
 PG_BIN=/usr/lib/postgresql/15/bin
 here=bench/pipeline
@@ -77,9 +78,10 @@ sessions=$((slot * 2 * levels))
 minimal=$((minimal_slot * levels))
 verifier=$(python3 -c 'import secrets;print(secrets.token_urlsafe(32))')
 challenge=$(python3 -c 'import sys,hashlib,base64;print(base64.urlsafe_b64encode(hashlib.sha256(sys.argv[1].encode()).digest()).rstrip(b"=").decode())' "$verifier")
-echo "== seeding $codes codes, $sessions sessions, $minimal minimal codes over $USERS accounts"
+echo "== seeding $codes codes, $sessions sessions, $minimal minimal codes over $USERS accounts, $REQUESTS pending sign-ins"
 began=$SECONDS
-psql -v codes="$codes" -v sessions="$sessions" -v minimal="$minimal" -v users="$USERS" -v challenge="$challenge" -f $here/seed.sql
+psql -v codes="$codes" -v sessions="$sessions" -v minimal="$minimal" -v users="$USERS" -v requests="$REQUESTS" \
+  -v challenge="$challenge" -f $here/seed.sql
 psql -c "VACUUM (ANALYZE)" -c "CHECKPOINT"
 echo "   seeded in $((SECONDS - began)) s"
 python3 $here/statements.py "$zevauth" "$work/sql" | sed 's/^/   statement /'
