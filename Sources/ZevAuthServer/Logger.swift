@@ -137,9 +137,15 @@ public struct StructuredLog: LogSink {
 
     /// `seconds` since the epoch plus `milliseconds` (0–999) in the form of `timestamp()`.
     static func timestamp(seconds: Int64, milliseconds: Int) -> String {
-        let whole = Timestamp.rfc3339(secondsSinceEpoch: seconds)
-        let millis = String(milliseconds)
-        return whole.dropLast() + "." + String(repeating: "0", count: 3 - millis.count) + millis + "Z"
+        // `…:SS` from the whole-second form without its `Z`, then `.mmm` and `Z`, written as bytes.
+        var out = Array(Timestamp.rfc3339(secondsSinceEpoch: seconds).utf8.dropLast())
+        let millis = min(max(milliseconds, 0), 999)
+        out.append(UInt8(ascii: "."))
+        out.append(UInt8(millis / 100) + 0x30)
+        out.append(UInt8(millis / 10 % 10) + 0x30)
+        out.append(UInt8(millis % 10) + 0x30)
+        out.append(UInt8(ascii: "Z"))
+        return String(decoding: out, as: UTF8.self)
     }
 }
 

@@ -1,12 +1,20 @@
 import Foundation
 import HTTPServer
 import Testing
-import ZevAuthServer
 import ZevAuthTesting
+
+@testable import ZevAuthServer
 
 /// Request ids, JSON log lines and the metrics listener (docs/operations.md, "Logs", "Request ids",
 /// "Metrics"), over real HTTP against the real PostgreSQL.
 @Suite struct ObservabilityTests {
+    /// A log line's time: RFC 3339 in UTC with exactly three digits of milliseconds.
+    @Test func logTimestampsHaveThreeDigitsOfMilliseconds() {
+        #expect(StructuredLog.timestamp(seconds: 1_764_000_000, milliseconds: 7) == "2025-11-24T16:00:00.007Z")
+        #expect(StructuredLog.timestamp(seconds: 1_764_000_059, milliseconds: 999) == "2025-11-24T16:00:59.999Z")
+        #expect(StructuredLog.timestamp(seconds: 0, milliseconds: 40) == "1970-01-01T00:00:00.040Z")
+    }
+
     /// The JSON objects of a server's log lines; a line that is not one fails the test.
     static func jsonLines(_ server: TestServer, sourceLocation: SourceLocation = #_sourceLocation) -> [[String: Any]] {
         server.log.all.compactMap { line in
