@@ -6,9 +6,10 @@
 # sign-ins, the server's CPU per exchange, and SQL round trips per operation (pg_stat_statements calls).
 # Each measurement also prints the hypervisor's steal time (/proc/stat): a ratio measured while a neighbour
 # took the cores is not a figure of this code; and, per operation, the WAL written (records, full-page
-# images, bytes), the WAL syncs (fewer per operation when more commits share one flush), the connections
-# opened and the commits. Before each, `VACUUM (ANALYZE)` and `CHECKPOINT`, so that maintenance one
-# measurement's writes call for (autovacuum, a checkpoint) is not billed to the next.
+# images, bytes), the WAL syncs (fewer per operation when more commits share one flush) and the commits, with
+# the number of connections opened during the measurement (the script's own psql sessions included).
+# Before each, `VACUUM (ANALYZE)` and `CHECKPOINT`, so that maintenance one measurement's writes call for
+# (autovacuum, a checkpoint) is not billed to the next.
 # Everything on loopback, bounded in time (about 27 × DURATION seconds of measurement plus setup).
 #   bash bench/pipeline/run.sh     # DURATION=10 CONNECTIONS="8 16 32" THREADS=32 (POOL= to override the pool;
 #                                  # BINARY=path measures that build of zevauth instead of building this tree)
@@ -73,8 +74,9 @@ psql -c "CREATE EXTENSION pg_stat_statements"
 levels=$(echo $CONNECTIONS | wc -w)
 slot=$((DURATION * RATE_MAX))
 minimal_slot=$((DURATION * MINIMAL_RATE_MAX))
-codes=$((slot * (2 * levels + 3)))        # per level: the server and pgbench; the two RSS runs; PROFILE
-sessions=$((slot * 2 * levels))
+profiled=0; [ "$PROFILE" = 1 ] && profiled=$(echo ${PROFILE_ROUTES:-exchange discovery} | wc -w)
+codes=$((slot * (2 * levels + 3 + profiled)))   # per level: the server and pgbench; the two RSS runs; spare; PROFILE
+sessions=$((slot * (2 * levels + profiled)))
 minimal=$((minimal_slot * levels))
 verifier=$(python3 -c 'import secrets;print(secrets.token_urlsafe(32))')
 challenge=$(python3 -c 'import sys,hashlib,base64;print(base64.urlsafe_b64encode(hashlib.sha256(sys.argv[1].encode()).digest()).rstrip(b"=").decode())' "$verifier")
@@ -168,6 +170,8 @@ wrk_run() {
   printf '   %-22s c=%-3s %7s/s  ok %-7s non-2xx %-5s p50 %5.1f ms  p99 %6.1f ms  CPU/op: server %s µs, PostgreSQL %s µs  statements/op %s  steal %s\n' \
     "$name" "$c" "$last_rate" "$ok" "$errors" "$(python3 -c "print($(field p50_us "$out")/1000)")" \
     "$(python3 -c "print($(field p99_us "$out")/1000)")" "$last_server_us" "$last_pg_us" "$last_stmts" "$last_steal"
+  # The server's connections stay open, and PostgreSQL takes up to a second to report their counts.
+  sleep 1.5
   echo "      WAL per operation: $(wal_per_op "$ok")"
 }
 
@@ -278,7 +282,9 @@ if [ "$PROFILE" = 1 ] && command -v perf >/dev/null; then
     echo "== perf: the whole machine under $path, 16 connections, ${DURATION}s (after the measurements; not in the table)"
     # Started once the measurement's settling is done, so the profile holds the load alone.
     AFTER_SETTLE='perf record -a -F 499 -g -o "$work/perf.data" -- sleep "$DURATION" 2>/dev/null & profiler=$!'
-    wrk_run "$path" 16 "$script" "$path" "$next_code" >/dev/null; next_code=$((next_code + slot))
+    # Each profiled route takes its own range of codes and of sessions (a refresh presents the sessions').
+    base_n=$next_code; [ "$script" = refresh.lua ] && base_n=$next_session
+    wrk_run "$path" 16 "$script" "$path" "$base_n" >/dev/null; next_code=$((next_code + slot)); next_session=$((next_session + slot))
     AFTER_SETTLE=''
     wait "$profiler" || true
     echo "   by process:"; report --sort comm --percent-limit 1
