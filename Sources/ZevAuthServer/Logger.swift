@@ -153,8 +153,10 @@ public struct StructuredLog: LogSink {
 public struct StandardErrorLog: LogSink {
     public init() {}
     /// Writes `line` and a newline to file descriptor 2 in one `write(2)` where the kernel takes it whole (a
-    /// pipe takes up to `PIPE_BUF`, 4,096 bytes, atomically, so lines of concurrent requests never
-    /// interleave), continuing after a partial write and retrying on `EINTR`; a failing stderr loses the line.
+    /// pipe takes up to `PIPE_BUF`, 4,096 bytes, atomically, so such lines of concurrent requests never
+    /// interleave), continuing after a partial write and retrying on `EINTR`. A failing stderr loses the
+    /// line, or the rest of it with its newline (the next line then continues it), rather than stopping the
+    /// server.
     public func write(_ line: String) {
         var bytes = Array(line.utf8)
         bytes.append(UInt8(ascii: "\n"))
