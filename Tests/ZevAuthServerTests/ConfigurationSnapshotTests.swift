@@ -55,17 +55,29 @@ import ZevAuthTesting
         eventually(within: 5) { instance.store.configuration?.isListening == true }
     }
 
+    /// A snapshot that calls `count` on each load: start clients are never found, and the exchange's
+    /// environment is `environment` when `countsExchange`, else nil without a call.
+    private static func counting(
+        _ count: @escaping @Sendable () -> Void, environment: ExchangeEnvironment? = nil, countsExchange: Bool = true
+    ) -> ConfigurationSnapshot {
+        ConfigurationSnapshot(
+            loadStartClient: { _ in
+                count()
+                return nil
+            },
+            loadExchangeEnvironment: { _ in
+                guard countsExchange else { return nil }
+                count()
+                return environment
+            })
+    }
+
     /// A listener that connected is trusted only once a probe it was sent comes back: until then every
     /// lookup reads; the probe's notification is not a change; readiness follows the connection.
     @Test func cachingWaitsForAProbeToComeBack() throws {
         let loads = Atomic<Int>(0)
         let sent = Mutex<[String]>([])
-        let snapshot = ConfigurationSnapshot(
-            loadStartClient: { _ in
-                loads.add(1, ordering: .relaxed)
-                return nil
-            },
-            loadExchangeEnvironment: { _ in nil })
+        let snapshot = Self.counting({ loads.add(1, ordering: .relaxed) }, countsExchange: false)
         snapshot.startDeliveryCheck { payload in sent.withLock { $0.append(payload) } }
         defer { snapshot.stopListening() }
         snapshot.receive(.listening)
@@ -92,12 +104,7 @@ import ZevAuthTesting
     /// instance is ready.
     @Test func aProbeThatNeverComesBackKeepsEveryLookupReading() throws {
         let loads = Atomic<Int>(0)
-        let snapshot = ConfigurationSnapshot(
-            loadStartClient: { _ in
-                loads.add(1, ordering: .relaxed)
-                return nil
-            },
-            loadExchangeEnvironment: { _ in nil })
+        let snapshot = Self.counting({ loads.add(1, ordering: .relaxed) }, countsExchange: false)
         snapshot.startDeliveryCheck { _ in }
         defer { snapshot.stopListening() }
         snapshot.receive(.listening)
@@ -112,15 +119,7 @@ import ZevAuthTesting
     /// the caches' memory.
     @Test func aKeyLongerThanAnyRealOneIsNeverKept() throws {
         let loads = Atomic<Int>(0)
-        let snapshot = ConfigurationSnapshot(
-            loadStartClient: { _ in
-                loads.add(1, ordering: .relaxed)
-                return nil
-            },
-            loadExchangeEnvironment: { _ in
-                loads.add(1, ordering: .relaxed)
-                return nil
-            })
+        let snapshot = Self.counting({ loads.add(1, ordering: .relaxed) })
         snapshot.receive(.listening)
         let long = "pk_test_" + String(repeating: "x", count: ConfigurationSnapshot.maximumKeyBytes)
         _ = try snapshot.exchangeEnvironment(publishableKey: long)
@@ -136,15 +135,7 @@ import ZevAuthTesting
         let loads = Atomic<Int>(0)
         let answer = ExchangeEnvironment(
             id: "e", sessionMaxAgeDays: 30, sessionIdleDays: 7, accessTokenTTLMinutes: 10, idTokenSigningAlg: .rs256, requireDPoP: false)
-        let snapshot = ConfigurationSnapshot(
-            loadStartClient: { _ in
-                loads.add(1, ordering: .relaxed)
-                return nil
-            },
-            loadExchangeEnvironment: { _ in
-                loads.add(1, ordering: .relaxed)
-                return answer
-            })
+        let snapshot = Self.counting({ loads.add(1, ordering: .relaxed) }, environment: answer)
         // No listener yet: every lookup reads.
         _ = try snapshot.startClient(publishableKey: "pk_test_a")
         _ = try snapshot.startClient(publishableKey: "pk_test_a")
