@@ -18,7 +18,6 @@ show it on the demo project's sign-in page:
   - a callback with a state no flow has: "That sign-in link is not valid. Try again."
 Prints "journey NAME: ok" per passing journey; exits 1 when one failed. Nothing here prints a secret.
 """
-import argparse
 import base64
 import hashlib
 import json
@@ -35,7 +34,17 @@ from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 
-from journeys import CHROMEDRIVER, CHROMIUM, Browser, Callback, Demo, end_journeys, id_token_claims, run_journeys
+from journeys import (
+    CHROMEDRIVER,
+    CHROMIUM,
+    Browser,
+    Callback,
+    Demo,
+    end_journeys,
+    id_token_claims,
+    journey_arguments,
+    run_journeys,
+)
 
 APPLE = "https://appleid.apple.com"
 SERVICES_ID = "com.zevauth.journeys.signin"
@@ -247,15 +256,7 @@ def leaf_spki(ca_file):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--dev-json", required=True)
-    parser.add_argument("--op-json", required=True)
-    parser.add_argument("--artifacts", required=True)
-    parser.add_argument("--only", action="append")
-    args = parser.parse_args()
-    os.makedirs(args.artifacts, exist_ok=True)
-    with open(args.dev_json) as f:
-        dev = json.load(f)
+    args, dev = journey_arguments(("--op-json", {"required": True}))
     with open(args.op_json) as f:
         op = json.load(f)
     op["spki"] = leaf_spki(op["caFile"])

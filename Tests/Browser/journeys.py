@@ -676,16 +676,25 @@ def end_journeys(journeys, failed):
     sys.exit(1 if failed else 0)
 
 
-def main():
+def journey_arguments(*extra):
+    """Parses a journey script's command line: --dev-json (the demo's dev.json), --artifacts (made if missing),
+    --only (repeatable), plus each `extra` (flag, keyword arguments of add_argument). Returns the parsed
+    arguments and the dev.json document."""
     parser = argparse.ArgumentParser()
     parser.add_argument("--dev-json", required=True)
     parser.add_argument("--artifacts", required=True)
-    parser.add_argument("--mail-dir", default=os.environ.get("ZEVAUTH_TEST_MAIL_DIR", ""))
     parser.add_argument("--only", action="append")
+    for flag, options in extra:
+        parser.add_argument(flag, **options)
     args = parser.parse_args()
     os.makedirs(args.artifacts, exist_ok=True)
     with open(args.dev_json) as f:
-        demo = Demo(json.load(f))
+        return args, json.load(f)
+
+
+def main():
+    args, dev = journey_arguments(("--mail-dir", {"default": os.environ.get("ZEVAUTH_TEST_MAIL_DIR", "")}))
+    demo = Demo(dev)
     journeys = Journeys(demo, args.artifacts, args.mail_dir)
     order = [
         ("sign-in and consent", journeys.sign_in_and_consent),

@@ -35,11 +35,8 @@ invalid domain"), so the demo server's issuer must be http://localhost:PORT, not
 journeys fail with that sentence otherwise. Prints "journey NAME: ok" or "journey NAME: FAILED …" per
 journey and exits 1 when one failed. Nothing here prints a password, code, key or token.
 """
-import argparse
 import base64
 import ipaddress
-import json
-import os
 import secrets
 import sys
 import time
@@ -48,7 +45,7 @@ import urllib.parse
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
-from journeys import Browser, Callback, Demo, end_journeys, id_token_claims, run_journeys
+from journeys import Browser, Callback, Demo, end_journeys, id_token_claims, journey_arguments, run_journeys
 
 # The sentences of docs/passkeys.md, "Errors people see".
 CANCELLED = "The passkey request was cancelled or timed out."
@@ -447,14 +444,8 @@ class PasskeyJourneys:
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--dev-json", required=True)
-    parser.add_argument("--artifacts", required=True)
-    parser.add_argument("--only", action="append")
-    args = parser.parse_args()
-    os.makedirs(args.artifacts, exist_ok=True)
-    with open(args.dev_json) as f:
-        demo = Demo(json.load(f))
+    args, dev = journey_arguments()
+    demo = Demo(dev)
     host = urllib.parse.urlsplit(demo.issuer).hostname
     try:
         ipaddress.ip_address(host)

@@ -17,13 +17,11 @@ development secret key, then:
 The client is deleted at the end. Prints "journey NAME: ok" per passing journey; exits 1 when one failed.
 Nothing here prints a secret, code or token.
 """
-import argparse
 import base64
 import hashlib
 import html
 import http.server
 import json
-import os
 import secrets
 import threading
 import urllib.parse
@@ -31,7 +29,7 @@ import urllib.request
 
 from selenium.webdriver.support.ui import WebDriverWait
 
-from journeys import Browser, Demo, end_journeys, id_token_claims, run_journeys
+from journeys import Browser, Demo, end_journeys, id_token_claims, journey_arguments, run_journeys
 
 
 class Website:
@@ -202,14 +200,7 @@ class WebClientJourneys:
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--dev-json", required=True)
-    parser.add_argument("--artifacts", required=True)
-    parser.add_argument("--only", action="append")
-    args = parser.parse_args()
-    os.makedirs(args.artifacts, exist_ok=True)
-    with open(args.dev_json) as f:
-        dev = json.load(f)
+    args, dev = journey_arguments()
     journeys = WebClientJourneys(Demo(dev), dev, args.artifacts)
     order = [
         ("web client: form_post", journeys.form_post),
